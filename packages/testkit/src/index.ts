@@ -1,0 +1,16 @@
+// Test support shared by the Deckhand packages.
+export { type AuthProxy, type AuthProxyOptions, startAuthProxy } from "./auth-proxy.ts";
+export { type FixtureServer, startFixtureServer } from "./fixture-server.ts";
+export type { FixtureRequest, RouteHandler } from "./fixture-site.ts";
+export {
+  type LargePageOptions,
+  type ListProduct,
+  largePageHtml,
+  listProduct,
+  longListHtml,
+  productPageHtml,
+} from "./generate.ts";
+export { type FixtureTls, fixtureTls, type HttpsFixtureServer, startHttpsServer } from "./https-server.ts";
+export { type ChromeProcess, leftoverTempDirs, liveChromeProcesses, waitForNoChrome } from "./leaks.ts";
+export { fixturesDir, pagesDir, tlsDir } from "./paths.ts";
+export * from "./scripted-model/index.ts";

@@ -1,0 +1,26 @@
+// A scripted OpenAI-compatible model server for tests: real HTTP on 127.0.0.1, real provider code.
+
+export { match } from "./match.ts";
+export {
+  type ScriptedContentOptions,
+  ScriptedContentReply,
+  ScriptedHttpReply,
+  ScriptedReply,
+  type ScriptedToolCall,
+  ScriptedToolCallsReply,
+} from "./replies.ts";
+export { ScriptedModel, type ScriptedModelOptions, startScriptedModel } from "./server.ts";
+export {
+  DEFAULT_SCRIPTED_USAGE,
+  type ScriptedAnswer,
+  type ScriptedJson,
+  type ScriptedMatcher,
+  type ScriptedMessage,
+  type ScriptedRequest,
+  type ScriptedResponder,
+  type ScriptedResponseFormat,
+  type ScriptedRule,
+  type ScriptedRuleOptions,
+  type ScriptedTool,
+  type ScriptedUsage,
+} from "./types.ts";
