@@ -1,0 +1,265 @@
+// One browser over one WebSocket. Targets attach automatically (and paused, so that each is set
+// up before its first script runs): tabs become Pages in their Context, out-of-process iframes
+// become frames of their Page.
+
+import type { Protocol } from "devtools-protocol";
+import { ServiceBrowserClosedError, ServiceTimeoutError } from "../errors.ts";
+import { CdpConnection, type CdpSession } from "./cdp/connection.ts";
+import { Context } from "./context.ts";
+import type { LaunchedChrome } from "./launch.ts";
+import { Page, type PageSettings } from "./page.ts";
+
+export interface BrowserOptions extends PageSettings {
+  ignoreHTTPSErrors?: boolean;
+  connectTimeoutMs?: number;
+  /** Sent with the WebSocket handshake (e.g. `x-platform-api-key` for the service's CDP proxy). */
+  headers?: Record<string, string>;
+}
+
+export interface ContextOptions extends PageSettings {
+  proxy?: { server: string; bypass?: string };
+}
+
+export class Browser {
+  readonly connection: CdpConnection;
+  /** Present when Deckhand started this browser (and so may stop it). */
+  readonly launched: LaunchedChrome | undefined;
+  private readonly options: BrowserOptions;
+  private readonly contextMap = new Map<string, Context>();
+  private readonly contextSettings = new Map<Context, PageSettings>();
+  private defaultCtx!: Context;
+  private defaultContextId: string | undefined;
+  private readonly pagesByTarget = new Map<string, Page>();
+  private readonly attaching = new Map<string, Promise<Page | undefined>>();
+  private readonly pageWaiters = new Map<string, ((page: Page) => void)[]>();
+  /** @internal The tab that receives input (the newest tab, or the last one brought to front). */
+  frontTargetId: string | undefined;
+
+  private constructor(
+    connection: CdpConnection,
+    options: BrowserOptions,
+    launched: LaunchedChrome | undefined,
+  ) {
+    this.connection = connection;
+    this.options = options;
+    this.launched = launched;
+  }
+
+  /** Connects to a browser's DevTools WebSocket and attaches to its pages. */
+  static async connect(
+    wsEndpoint: string,
+    options: BrowserOptions = {},
+    launched?: LaunchedChrome,
+  ): Promise<Browser> {
+    const connection = await CdpConnection.connect(wsEndpoint, options.connectTimeoutMs, options.headers);
+    const browser = new Browser(connection, options, launched);
+    try {
+      await browser.start();
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+    return browser;
+  }
+
+  private async start(): Promise<void> {
+    const root = this.connection.root;
+    // Known before auto-attach starts: the pages already open are announced at once, and each must
+    // land in the default context, not in one made up for an id not yet known.
+    const contexts = await root.send("Target.getBrowserContexts").catch(() => undefined);
+    this.defaultContextId = contexts?.defaultBrowserContextId;
+    this.defaultCtx = new Context(this, undefined);
+    this.contextSettings.set(this.defaultCtx, this.options);
+    root.on("Target.attachedToTarget", (e) => this.targetAttached(e));
+    root.on("Target.detachedFromTarget", (e) => this.targetDetached(e));
+    const setup: Promise<unknown>[] = [
+      root.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
+    ];
+    if (this.options.ignoreHTTPSErrors)
+      setup.push(root.send("Security.setIgnoreCertificateErrors", { ignore: true }));
+    await Promise.all(setup);
+    // Existing pages were announced before setAutoAttach answered; let their setup finish. Under
+    // heavy load an announcement can come later still, so wait for every page the browser lists.
+    const { targetInfos } = await root.send("Target.getTargets").catch(() => ({ targetInfos: [] }));
+    const pages = targetInfos.filter((t) => t.type === "page" && !this.pagesByTarget.has(t.targetId));
+    await Promise.all([
+      ...this.attaching.values(),
+      ...pages.map((t) => this.waitForPage(t.targetId, 5_000).catch(() => undefined)),
+    ]);
+  }
+
+  get wsEndpoint(): string {
+    return this.connection.url;
+  }
+
+  isConnected(): boolean {
+    return !this.connection.closed;
+  }
+
+  onDisconnected(handler: () => void): () => void {
+    this.connection.on("close", handler);
+    return () => this.connection.off("close", handler);
+  }
+
+  defaultContext(): Context {
+    return this.defaultCtx;
+  }
+
+  contexts(): Context[] {
+    return [this.defaultCtx, ...this.contextMap.values()];
+  }
+
+  /** An isolated context (own cookies and storage), e.g. one per service session. */
+  async newContext(options: ContextOptions = {}): Promise<Context> {
+    const { browserContextId } = await this.connection.root.send("Target.createBrowserContext", {
+      disposeOnDetach: true,
+      ...(options.proxy ? { proxyServer: options.proxy.server, proxyBypassList: options.proxy.bypass } : {}),
+    });
+    const context = new Context(this, browserContextId);
+    this.contextMap.set(browserContextId, context);
+    this.contextSettings.set(context, { ...this.options, ...options });
+    return context;
+  }
+
+  /** @internal */
+  forgetContext(context: Context): void {
+    if (context.id) this.contextMap.delete(context.id);
+    this.contextSettings.delete(context);
+  }
+
+  pageByTargetId(targetId: string): Page | undefined {
+    return this.pagesByTarget.get(targetId);
+  }
+
+  /** Resolves once the tab with this target id is attached and set up. */
+  async waitForPage(targetId: string, timeoutMs = 10_000): Promise<Page> {
+    const ready = this.pagesByTarget.get(targetId);
+    if (ready) return ready;
+    const pending = this.attaching.get(targetId);
+    if (pending) {
+      const page = await pending;
+      if (page) return page;
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new ServiceTimeoutError(`waiting for the new tab ${targetId}`, timeoutMs));
+      }, timeoutMs);
+      const list = this.pageWaiters.get(targetId) ?? [];
+      list.push((page) => {
+        clearTimeout(timer);
+        resolve(page);
+      });
+      this.pageWaiters.set(targetId, list);
+    });
+  }
+
+  private contextFor(browserContextId: string | undefined): Context {
+    if (!browserContextId || browserContextId === this.defaultContextId) return this.defaultCtx;
+    let context = this.contextMap.get(browserContextId);
+    if (!context) {
+      // A context someone else made on this browser (e.g. another automation library).
+      context = new Context(this, browserContextId);
+      this.contextMap.set(browserContextId, context);
+      this.contextSettings.set(context, this.options);
+    }
+    return context;
+  }
+
+  private targetAttached(event: Protocol.Target.AttachedToTargetEvent): void {
+    const { targetInfo, sessionId } = event;
+    const session = this.connection.adoptSession(sessionId, targetInfo.type);
+    if (targetInfo.type !== "page") {
+      this.releaseTarget(session, sessionId);
+      return;
+    }
+    const context = this.contextFor(targetInfo.browserContextId);
+    const page = new Page(
+      context,
+      targetInfo.targetId,
+      session,
+      targetInfo.openerId,
+      this.contextSettings.get(context) ?? this.options,
+    );
+    page.mainFrame().url = targetInfo.url;
+    const attach = page
+      .attachSession(session)
+      .then(() => {
+        if (session.detached) return undefined;
+        this.pagesByTarget.set(targetInfo.targetId, page);
+        // A tab that opens comes to the front; of the tabs found at start, the last one is in front.
+        this.frontTargetId = targetInfo.targetId;
+        context.addPage(page);
+        for (const waiter of this.pageWaiters.get(targetInfo.targetId) ?? []) waiter(page);
+        this.pageWaiters.delete(targetInfo.targetId);
+        return page;
+      })
+      .catch(() => undefined)
+      .finally(() => this.attaching.delete(targetInfo.targetId));
+    this.attaching.set(targetInfo.targetId, attach);
+  }
+
+  private releaseTarget(session: CdpSession, sessionId: string): void {
+    session
+      .send("Runtime.runIfWaitingForDebugger")
+      .catch(() => undefined)
+      .finally(() =>
+        this.connection.root.send("Target.detachFromTarget", { sessionId }).catch(() => undefined),
+      );
+  }
+
+  private targetDetached(event: Protocol.Target.DetachedFromTargetEvent): void {
+    const targetId =
+      event.targetId ??
+      [...this.pagesByTarget.values()].find((p) => p.session.id === event.sessionId)?.targetId;
+    if (!targetId) return;
+    const page = this.pagesByTarget.get(targetId);
+    if (!page) return;
+    this.pagesByTarget.delete(targetId);
+    page.markClosed();
+  }
+
+  /**
+   * Closes the browser if Deckhand launched it (waiting for the process and its profile cleanup),
+   * or just disconnects from one it attached to.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+    const launched = this.launched;
+    if (!launched) {
+      this.disconnect();
+      return;
+    }
+    if (!launched.hasExited()) {
+      await this.connection.root.send("Browser.close").catch(() => undefined);
+      const timeout = options.timeoutMs ?? 5_000;
+      let timer: NodeJS.Timeout | undefined;
+      const exitedInTime = await Promise.race([
+        launched.exited.then(() => true),
+        new Promise<boolean>((r) => {
+          timer = setTimeout(() => r(false), timeout);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!exitedInTime) await launched.kill();
+    }
+    this.disconnect();
+    await launched.exited;
+  }
+
+  /** Kills a launched browser at once (no graceful shutdown). */
+  async kill(): Promise<void> {
+    this.disconnect();
+    await this.launched?.kill();
+  }
+
+  /** Drops the connection; the browser keeps running. */
+  disconnect(): void {
+    this.connection.close();
+  }
+
+  /** @internal Fails fast when the browser is gone. */
+  assertConnected(): void {
+    if (this.connection.closed) {
+      throw new ServiceBrowserClosedError("The browser is no longer connected (it was closed or crashed).");
+    }
+  }
+}

@@ -1,0 +1,280 @@
+// One WebSocket to the browser, carrying every target through flattened sessions
+// (`Target.setAutoAttach({ flatten: true })`): a message's `sessionId` says which target it is for.
+// Pending calls of a session fail at once when the session detaches or the socket closes, so that
+// nothing waits forever on a browser or tab that has gone.
+
+import { EventEmitter } from "node:events";
+import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.js";
+import WebSocket from "ws";
+import { ServiceBrowserClosedError, ServiceError, ServiceTargetClosedError } from "../../errors.ts";
+
+export type CdpMethod = keyof ProtocolMapping.Commands;
+export type CdpParams<M extends CdpMethod> = ProtocolMapping.Commands[M]["paramsType"][0];
+export type CdpResult<M extends CdpMethod> = ProtocolMapping.Commands[M]["returnType"];
+export type CdpEvent = keyof ProtocolMapping.Events;
+export type CdpEventParams<E extends CdpEvent> = ProtocolMapping.Events[E][0];
+
+/** An error the browser answered a command with. */
+export class CdpProtocolError extends ServiceError {
+  override readonly code = "CDP";
+  readonly method: string;
+  readonly protocolCode: number;
+
+  constructor(method: string, protocolCode: number, message: string) {
+    super(`${method}: ${message}`);
+    this.method = method;
+    this.protocolCode = protocolCode;
+  }
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  method: string;
+  session: CdpSession;
+}
+
+interface Message {
+  id?: number;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: { code: number; message: string; data?: string };
+  sessionId?: string;
+}
+
+export class CdpConnection extends EventEmitter {
+  readonly url: string;
+  /** The browser target's own session (no session id). */
+  readonly root: CdpSession;
+  private readonly ws: WebSocket;
+  private readonly sessions = new Map<string, CdpSession>();
+  private readonly pending = new Map<number, Pending>();
+  private lastId = 0;
+  private closedError: Error | undefined;
+
+  private constructor(url: string, ws: WebSocket) {
+    super();
+    this.setMaxListeners(0);
+    this.url = url;
+    this.ws = ws;
+    this.root = new CdpSession(this, undefined, "browser");
+    ws.on("message", (data: WebSocket.RawData) => this.onMessage(data));
+    ws.on("close", () => this.onClose());
+    ws.on("error", () => {
+      // "close" follows and does the cleanup; an error event without a listener would throw.
+    });
+  }
+
+  /** `headers` go with the WebSocket handshake (e.g. the service's API key for its CDP proxy). */
+  static async connect(
+    url: string,
+    timeoutMs = 30_000,
+    headers?: Record<string, string>,
+  ): Promise<CdpConnection> {
+    const ws = new WebSocket(url, {
+      perMessageDeflate: false,
+      maxPayload: 512 * 1024 * 1024,
+      handshakeTimeout: timeoutMs,
+      ...(headers ? { headers } : {}),
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", (err) => reject(err));
+    });
+    return new CdpConnection(url, ws);
+  }
+
+  get closed(): boolean {
+    return this.closedError !== undefined;
+  }
+
+  session(sessionId: string): CdpSession | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  /** Creates the object for a session the browser reported as attached. */
+  adoptSession(sessionId: string, targetType: string): CdpSession {
+    let session = this.sessions.get(sessionId);
+    if (!session) {
+      session = new CdpSession(this, sessionId, targetType);
+      this.sessions.set(sessionId, session);
+    }
+    return session;
+  }
+
+  /** @internal */
+  rawSend(session: CdpSession, method: string, params: unknown): Promise<unknown> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    if (session.detachedError) return Promise.reject(session.detachedError);
+    const id = ++this.lastId;
+    const message: Message = { id, method, params: params ?? {} };
+    if (session.id) message.sessionId = session.id;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, method, session });
+      this.ws.send(JSON.stringify(message), (err) => {
+        if (err && this.pending.delete(id)) reject(this.closedError ?? browserClosed(err.message));
+      });
+    });
+  }
+
+  /** Closes the socket (the browser keeps running unless it was told to close). */
+  close(): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
+  }
+
+  private onMessage(data: WebSocket.RawData): void {
+    const message = JSON.parse(data.toString()) as Message;
+    if (message.id !== undefined) {
+      const call = this.pending.get(message.id);
+      if (!call) return;
+      this.pending.delete(message.id);
+      if (message.error) {
+        const detail = message.error.data
+          ? `${message.error.message} (${message.error.data})`
+          : message.error.message;
+        call.reject(new CdpProtocolError(call.method, message.error.code, detail));
+      } else {
+        call.resolve(message.result);
+      }
+      return;
+    }
+    if (!message.method) return;
+    const session = message.sessionId ? this.sessions.get(message.sessionId) : this.root;
+    if (message.method === "Target.detachedFromTarget") {
+      const params = message.params as { sessionId: string };
+      this.detach(params.sessionId);
+    }
+    session?.dispatch(message.method, message.params);
+  }
+
+  private detach(sessionId: string): void {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    this.failSession(
+      session,
+      new ServiceTargetClosedError("The page or frame was closed while a call to it was pending."),
+    );
+  }
+
+  /** Rejects the session's pending calls and every later one (a crashed or closed target). */
+  failSession(session: CdpSession, error: Error): void {
+    session.markDetached(error);
+    for (const [id, call] of this.pending) {
+      if (call.session === session) {
+        this.pending.delete(id);
+        call.reject(session.detachedError!);
+      }
+    }
+  }
+
+  private onClose(): void {
+    if (this.closedError) return;
+    this.closedError = browserClosed();
+    for (const call of this.pending.values()) call.reject(this.closedError);
+    this.pending.clear();
+    for (const session of this.sessions.values()) session.markDetached(this.closedError);
+    this.sessions.clear();
+    this.root.markDetached(this.closedError);
+    this.emit("close");
+  }
+}
+
+function browserClosed(detail?: string): ServiceBrowserClosedError {
+  return new ServiceBrowserClosedError(
+    `The connection to the browser closed${detail ? ` (${detail})` : ""}: it crashed, was killed or was closed. ` +
+      "Start a new Deckhand instance (init()) to continue.",
+  );
+}
+
+type Handler = (params: never) => void;
+
+/** The protocol endpoint of one target (browser, page, iframe, worker). */
+export class CdpSession {
+  readonly id: string | undefined;
+  readonly targetType: string;
+  detachedError: Error | undefined;
+  private readonly connection: CdpConnection;
+  private readonly handlers = new Map<string, Set<Handler>>();
+
+  constructor(connection: CdpConnection, id: string | undefined, targetType: string) {
+    this.connection = connection;
+    this.id = id;
+    this.targetType = targetType;
+  }
+
+  get detached(): boolean {
+    return this.detachedError !== undefined;
+  }
+
+  send<M extends CdpMethod>(
+    method: M,
+    ...params: undefined extends CdpParams<M> ? [CdpParams<M>?] : [CdpParams<M>]
+  ): Promise<CdpResult<M>>;
+  send<M extends CdpMethod>(method: M, params?: CdpParams<M>): Promise<CdpResult<M>> {
+    return this.connection.rawSend(this, method, params) as Promise<CdpResult<M>>;
+  }
+
+  on<E extends CdpEvent>(event: E, handler: (params: CdpEventParams<E>) => void): () => void {
+    let set = this.handlers.get(event);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(event, set);
+    }
+    set.add(handler as Handler);
+    return () => set.delete(handler as Handler);
+  }
+
+  /** Resolves with the next event that satisfies `predicate`; rejects if the session detaches first. */
+  waitFor<E extends CdpEvent>(
+    event: E,
+    predicate: (params: CdpEventParams<E>) => boolean = () => true,
+    signal?: AbortSignal,
+  ): Promise<CdpEventParams<E>> {
+    if (this.detachedError) return Promise.reject(this.detachedError);
+    return new Promise((resolve, reject) => {
+      const cleanup = () => {
+        off();
+        offDetach();
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const off = this.on(event, (params) => {
+        if (!predicate(params)) return;
+        cleanup();
+        resolve(params);
+      });
+      const offDetach = this.onDetached((error) => {
+        cleanup();
+        reject(error);
+      });
+      const onAbort = () => {
+        cleanup();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  private readonly detachHandlers = new Set<(error: Error) => void>();
+
+  onDetached(handler: (error: Error) => void): () => void {
+    this.detachHandlers.add(handler);
+    return () => this.detachHandlers.delete(handler);
+  }
+
+  /** @internal */
+  dispatch(method: string, params: unknown): void {
+    const set = this.handlers.get(method);
+    if (!set) return;
+    for (const handler of [...set]) (handler as (p: unknown) => void)(params);
+  }
+
+  /** @internal */
+  markDetached(error: Error): void {
+    if (this.detachedError) return;
+    this.detachedError = error;
+    for (const handler of [...this.detachHandlers]) handler(error);
+    this.detachHandlers.clear();
+  }
+}

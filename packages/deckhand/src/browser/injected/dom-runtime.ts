@@ -1,0 +1,545 @@
+// Deckhand's in-page helpers for locating elements and preparing input. Installed once per
+// execution context (Frame.invoke) and called through the DevTools protocol.
+//
+// Self-contained: `installDomRuntime` is sent to the page as source text, so it may not use
+// imports or anything outside its own body.
+
+import type { ShadowAccess } from "./shadow-access.ts";
+
+export type SelectorKind = "css" | "xpath" | "text";
+
+export interface ClickPoint {
+  x: number;
+  y: number;
+}
+
+export type PointResult =
+  | ({ ok: true } & ClickPoint)
+  | { ok: false; reason: "detached" | "not-visible" | "covered" | "disabled"; detail?: string };
+
+export interface ElementState {
+  connected: boolean;
+  visible: boolean;
+  enabled: boolean;
+  checked: boolean | null;
+  editable: boolean;
+  tag: string;
+  type: string | null;
+}
+
+export function installDomRuntime(shadow: ShadowAccess) {
+  const { shadowRootOf, mayHideClosedRoot, closedRoots, checkedHosts } = shadow;
+  // Mouse moves that reached this document: tells Deckhand whether the browser routes the pointer
+  // at a point to this frame yet (see Locator's pointerReaches).
+  let mouseMoves = 0;
+  addEventListener(
+    "mousemove",
+    () => {
+      mouseMoves++;
+    },
+    { capture: true, passive: true },
+  );
+
+  /** Parent in the composed tree: a shadow root's parent is its host. */
+  function composedParent(node: Node): Node | null {
+    if (node.parentNode)
+      return node.parentNode instanceof ShadowRoot ? node.parentNode.host : node.parentNode;
+    return node instanceof ShadowRoot ? node.host : null;
+  }
+
+  function composedContains(ancestor: Node, node: Node | null): boolean {
+    for (let n = node; n; n = composedParent(n)) if (n === ancestor) return true;
+    return false;
+  }
+
+  /** Every element under `root`, descending into open and closed shadow roots, in tree order. */
+  function* walk(root: Document | ShadowRoot | Element): Generator<Element> {
+    const stack: Element[] = [];
+    const start = root instanceof Document ? root.documentElement : root instanceof ShadowRoot ? null : root;
+    if (start) stack.push(start);
+    else for (let c = (root as ShadowRoot).lastElementChild; c; c = c.previousElementSibling) stack.push(c);
+    while (stack.length) {
+      const el = stack.pop()!;
+      yield el;
+      for (let c = el.lastElementChild; c; c = c.previousElementSibling) stack.push(c);
+      const shadow = shadowRootOf(el);
+      if (shadow) for (let c = shadow.lastElementChild; c; c = c.previousElementSibling) stack.push(c);
+    }
+  }
+
+  /** Roots to search: the document and every shadow root in it. */
+  function allRoots(root: Document | ShadowRoot): (Document | ShadowRoot)[] {
+    const roots: (Document | ShadowRoot)[] = [root];
+    for (const el of walk(root)) {
+      const shadow = shadowRootOf(el);
+      if (shadow) roots.push(shadow);
+    }
+    return roots;
+  }
+
+  function queryCss(selector: string): Element[] {
+    const out: Element[] = [];
+    for (const root of allRoots(document)) for (const el of root.querySelectorAll(selector)) out.push(el);
+    return out;
+  }
+
+  // Absolute paths of the form Deckhand generates: `/html[1]/body[1]/x-card[1]//div[2]`, where
+  // `//` after the first step enters the shadow root of the element before it.
+  const SIMPLE_STEP = /^(?:([a-zA-Z][\w.-]*)|\*\[name\(\)='([^']+)'\])(?:\[(\d+)\])?$/;
+
+  function resolveSimpleXPath(xpath: string): Element | null | undefined {
+    if (!xpath.startsWith("/") || xpath.startsWith("//")) return undefined;
+    const parts = xpath.slice(1).split("/");
+    let node: Document | ShadowRoot | Element = document;
+    let enterShadow = false;
+    for (const part of parts) {
+      if (part === "") {
+        if (enterShadow) return undefined;
+        enterShadow = true;
+        continue;
+      }
+      const match = SIMPLE_STEP.exec(part);
+      if (!match) return undefined;
+      if (enterShadow) {
+        if (!(node instanceof Element)) return undefined;
+        const shadow = shadowRootOf(node);
+        if (!shadow) throw new Error(`shadow-root-missing:${node.localName}`);
+        node = shadow;
+        enterShadow = false;
+      }
+      const name = (match[1] ?? match[2] ?? "").toLowerCase();
+      const index = match[3] ? Number(match[3]) : 1;
+      let seen = 0;
+      let found: Element | null = null;
+      for (let c: Element | null = node.firstElementChild; c; c = c.nextElementSibling) {
+        if (c.localName.toLowerCase() === name && ++seen === index) {
+          found = c;
+          break;
+        }
+      }
+      if (!found) return null;
+      node = found;
+    }
+    return node instanceof Element ? node : null;
+  }
+
+  function queryXPath(xpath: string): Element[] {
+    const simple = resolveSimpleXPath(xpath);
+    if (simple !== undefined) return simple ? [simple] : [];
+    const result = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    const out: Element[] = [];
+    for (let i = 0; i < result.snapshotLength; i++) {
+      const node = result.snapshotItem(i);
+      if (node instanceof Element) out.push(node);
+      else if (node?.parentElement) out.push(node.parentElement);
+    }
+    return out;
+  }
+
+  function normalize(text: string): string {
+    return text.replace(/\s+/g, " ").trim().toLowerCase();
+  }
+
+  function ownText(el: Element): string {
+    if (el instanceof HTMLInputElement && ["button", "submit", "reset"].includes(el.type)) return el.value;
+    return el.textContent ?? "";
+  }
+
+  /** `text=Sign in` (case-insensitive substring) or `text="Sign in"` (exact); the innermost matches. */
+  function queryText(query: string): Element[] {
+    const quoted = /^(["'])(.*)\1$/.exec(query);
+    const wanted = normalize(quoted ? (quoted[2] ?? "") : query);
+    const exact = Boolean(quoted);
+    const test = (el: Element) => {
+      const text = normalize(ownText(el));
+      return exact ? text === wanted : text.includes(wanted);
+    };
+    const skip = new Set(["script", "style", "noscript", "template", "head", "title", "meta", "link"]);
+    const matches = new Set<Element>();
+    for (const el of walk(document)) {
+      if (skip.has(el.localName)) continue;
+      if (test(el)) matches.add(el);
+    }
+    // Keep the innermost: drop an element when one of its descendants matched too.
+    for (const el of matches) {
+      for (let p = composedParent(el); p; p = composedParent(p)) if (p instanceof Element) matches.delete(p);
+    }
+    return [...matches];
+  }
+
+  function queryAll(kind: SelectorKind, value: string): Element[] {
+    if (kind === "css") return queryCss(value);
+    if (kind === "xpath") return queryXPath(value);
+    return queryText(value);
+  }
+
+  function deepElementFromPoint(x: number, y: number): Element | null {
+    let el = document.elementFromPoint(x, y);
+    while (el) {
+      const shadow = shadowRootOf(el);
+      if (!shadow) break;
+      const inner = shadow.elementFromPoint(x, y);
+      if (!inner || inner === el) break;
+      el = inner;
+    }
+    return el;
+  }
+
+  function describe(el: Element | null): string {
+    if (!el) return "nothing";
+    let text = `<${el.localName}`;
+    if (el.id) text += ` id="${el.id}"`;
+    const cls = el.getAttribute("class");
+    if (cls) text += ` class="${cls.trim().slice(0, 60)}"`;
+    const label = el.getAttribute("aria-label");
+    if (label) text += ` aria-label="${label.slice(0, 40)}"`;
+    text += ">";
+    const content = (el.textContent ?? "").replace(/\s+/g, " ").trim().slice(0, 40);
+    if (content) text += `${content}</${el.localName}>`;
+    return text;
+  }
+
+  function isVisible(el: Element): boolean {
+    if (!el.isConnected) return false;
+    if (typeof el.checkVisibility === "function" && !el.checkVisibility({ visibilityProperty: true }))
+      return false;
+    const rect = el.getBoundingClientRect();
+    return rect.width > 0 && rect.height > 0;
+  }
+
+  function isDisabled(el: Element): boolean {
+    if ((el as HTMLButtonElement).disabled === true) return true;
+    if (el.closest("fieldset[disabled]") && !el.closest("legend")) return true;
+    return el.getAttribute("aria-disabled") === "true";
+  }
+
+  function scrollIntoViewIfNeeded(el: Element): void {
+    const rect = el.getBoundingClientRect();
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+    const inView = rect.top >= 0 && rect.left >= 0 && rect.bottom <= vh && rect.right <= vw;
+    if (!inView) el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+  }
+
+  /** The point a real click on `el` should land on, after scrolling it into view. */
+  function actionPoint(el: Element, checkEnabled: boolean): PointResult {
+    if (!el.isConnected) return { ok: false, reason: "detached" };
+    if (checkEnabled && isDisabled(el)) return { ok: false, reason: "disabled" };
+    // Hidden elements (display, visibility, no size) would otherwise look "covered" by whatever
+    // is at their place.
+    if (!isVisible(el)) return { ok: false, reason: "not-visible" };
+    scrollIntoViewIfNeeded(el);
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+    let hitBy: Element | null = null;
+    for (const rect of el.getClientRects()) {
+      const left = Math.max(rect.left, 0);
+      const top = Math.max(rect.top, 0);
+      const right = Math.min(rect.right, vw);
+      const bottom = Math.min(rect.bottom, vh);
+      if (right - left < 1 || bottom - top < 1) continue;
+      // The centre first; then points inset from the corners, for elements partly covered.
+      const candidates: [number, number][] = [
+        [(left + right) / 2, (top + bottom) / 2],
+        [left + (right - left) * 0.25, top + (bottom - top) * 0.25],
+        [left + (right - left) * 0.75, top + (bottom - top) * 0.75],
+        [left + (right - left) * 0.25, top + (bottom - top) * 0.75],
+        [left + (right - left) * 0.75, top + (bottom - top) * 0.25],
+      ];
+      for (const [x, y] of candidates) {
+        const hit = deepElementFromPoint(x, y);
+        if (hit && (composedContains(el, hit) || isLabelFor(hit, el))) return { ok: true, x, y };
+        if (!hitBy) hitBy = hit;
+      }
+    }
+    if (!hitBy) return { ok: false, reason: "not-visible" };
+    return { ok: false, reason: "covered", detail: describe(hitBy) };
+  }
+
+  /** Where the content box of an iframe starts, in this document's viewport. */
+  function frameContentOffset(el: Element): { x: number; y: number } {
+    const rect = el.getBoundingClientRect();
+    const style = getComputedStyle(el);
+    return {
+      x: rect.left + el.clientLeft + Number.parseFloat(style.paddingLeft),
+      y: rect.top + el.clientTop + Number.parseFloat(style.paddingTop),
+    };
+  }
+
+  /** A click on a <label> lands on its control, so a label covering its own input is no obstacle. */
+  function isLabelFor(hit: Element, el: Element): boolean {
+    const label = hit.closest("label");
+    return Boolean(label && (label as HTMLLabelElement).control === el);
+  }
+
+  const TEXT_INPUT_TYPES = new Set(["", "text", "search", "email", "url", "tel", "password", "number"]);
+
+  return {
+    describe,
+    isVisible,
+
+    /** Registers a closed shadow root found through the protocol, so queries can enter it. */
+    registerClosedRoot(host: Element, root: ShadowRoot): void {
+      closedRoots.set(host, root);
+    },
+
+    /** Custom elements with no shadow root known to this runtime: candidates for a closed root. */
+    unknownHosts(): Element[] {
+      const out: Element[] = [];
+      for (const el of walk(document)) if (!shadowRootOf(el) && mayHideClosedRoot(el)) out.push(el);
+      return out;
+    },
+
+    /** Remembers that a host was asked about, so it is not asked about again. */
+    markHostChecked(host: Element): void {
+      checkedHosts.add(host);
+    },
+
+    count(kind: SelectorKind, value: string): number {
+      return queryAll(kind, value).length;
+    },
+
+    /** The index-th match (negative counts from the end), or null. */
+    queryOne(kind: SelectorKind, value: string, index: number): Element | null {
+      const all = queryAll(kind, value);
+      return all[index < 0 ? all.length + index : index] ?? null;
+    },
+
+    /**
+     * How long the document has gone without a change, how often it changed lately, and for how
+     * long it has been changing (all ms), with its ready state.
+     */
+    quiet(): {
+      readyState: DocumentReadyState;
+      sinceMutation: number;
+      interval: number | null;
+      burstAge: number;
+      age: number;
+    } {
+      const read = (
+        globalThis as unknown as Record<symbol, (() => { recent: number[]; burstStart: number }) | undefined>
+      )[Symbol.for("deckhand.lastMutation")];
+      const now = performance.now();
+      if (!read) {
+        return {
+          readyState: document.readyState,
+          sinceMutation: Number.POSITIVE_INFINITY,
+          interval: null,
+          burstAge: 0,
+          age: now,
+        };
+      }
+      const { recent, burstStart } = read();
+      const last = recent[recent.length - 1]!;
+      // The longest pause between changes in the last second: a page that ticks must stay calm
+      // for longer than its ticks are apart before it counts as settled.
+      let interval: number | null = null;
+      for (let i = 1; i < recent.length; i++) {
+        // Both changes within the last second: a gap to a change long ago is no rhythm.
+        if (now - recent[i - 1]! < 1_000) interval = Math.max(interval ?? 0, recent[i]! - recent[i - 1]!);
+      }
+      return {
+        readyState: document.readyState,
+        sinceMutation: now - last,
+        interval,
+        burstAge: now - burstStart,
+        age: now,
+      };
+    },
+
+    isFrameOwner(el: Element): boolean {
+      return el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement;
+    },
+
+    actionPoint,
+
+    /** Whether a click at (x, y) of this document would reach `el` (used for iframe owners). */
+    hits(el: Element, x: number, y: number): string | null {
+      const hit = deepElementFromPoint(x, y);
+      return hit && composedContains(el, hit) ? null : describe(hit);
+    },
+
+    frameContentOffset,
+
+    /**
+     * Scrolls this document, if needed, until the point (x, y) of an iframe's content is in view
+     * (a click in a frame below the fold); returns frameContentOffset afterwards, and whether it
+     * scrolled.
+     */
+    revealFramePoint(el: Element, x: number, y: number): { x: number; y: number; scrolled: boolean } {
+      const inView = (o: { x: number; y: number }) =>
+        o.x + x >= 0 && o.x + x < window.innerWidth && o.y + y >= 0 && o.y + y < window.innerHeight;
+      let offset = frameContentOffset(el);
+      if (inView(offset)) return { ...offset, scrolled: false };
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      offset = frameContentOffset(el);
+      // An iframe taller than the viewport: bring the point itself to the middle.
+      if (!inView(offset)) {
+        window.scrollBy(offset.x + x - window.innerWidth / 2, offset.y + y - window.innerHeight / 2);
+        offset = frameContentOffset(el);
+      }
+      return { ...offset, scrolled: true };
+    },
+
+    /** How many mouse moves have reached this document since the runtime was installed. */
+    mouseMoves(): number {
+      return mouseMoves;
+    },
+
+    /** Resolves once the page has drawn two more frames (or after 100 ms in a tab that does not draw). */
+    nextFrames(): Promise<void> {
+      return new Promise((resolve) => {
+        setTimeout(resolve, 100);
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
+      });
+    },
+
+    scrollIntoView(el: Element): void {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    },
+
+    boundingBox(el: Element): { x: number; y: number; width: number; height: number } | null {
+      if (!el.isConnected) return null;
+      const rect = el.getBoundingClientRect();
+      if (rect.width === 0 && rect.height === 0 && !isVisible(el)) return null;
+      return { x: rect.left, y: rect.top, width: rect.width, height: rect.height };
+    },
+
+    state(el: Element): ElementState {
+      const input = el as HTMLInputElement;
+      const ariaChecked = el.getAttribute("aria-checked");
+      const checked =
+        el instanceof HTMLInputElement && (input.type === "checkbox" || input.type === "radio")
+          ? input.checked
+          : ariaChecked === "true"
+            ? true
+            : ariaChecked === "false"
+              ? false
+              : null;
+      const editable =
+        ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) &&
+          !input.readOnly &&
+          !input.disabled) ||
+        (el as HTMLElement).isContentEditable === true;
+      return {
+        connected: el.isConnected,
+        visible: isVisible(el),
+        enabled: !isDisabled(el),
+        checked,
+        editable,
+        tag: el.localName,
+        type: el instanceof HTMLInputElement ? input.type : null,
+      };
+    },
+
+    inputValue(el: Element): string {
+      if (
+        el instanceof HTMLInputElement ||
+        el instanceof HTMLTextAreaElement ||
+        el instanceof HTMLSelectElement
+      )
+        return el.value;
+      throw new Error(`inputValue() needs an <input>, <textarea> or <select>, not ${describe(el)}`);
+    },
+
+    textContent(el: Element): string | null {
+      return el.textContent;
+    },
+
+    innerHTML(el: Element): string {
+      return el.innerHTML;
+    },
+
+    focus(el: Element): void {
+      (el as HTMLElement).focus({ preventScroll: false });
+    },
+
+    /**
+     * Gets `el` ready to receive `value` as typed text: focused, with its current content selected
+     * so that the text replaces it. Inputs that take no typed text (date, color, range, ...) get
+     * the value set directly with input/change events; the caller then has nothing left to do.
+     */
+    prepareFill(el: Element, value: string): "type" | "done" {
+      if (el instanceof HTMLInputElement) {
+        const type = el.type.toLowerCase();
+        if (el.disabled) throw new Error(`${describe(el)} is disabled`);
+        if (el.readOnly) throw new Error(`${describe(el)} is read-only`);
+        if (["checkbox", "radio", "file", "button", "submit", "reset", "image", "hidden"].includes(type))
+          throw new Error(`cannot fill an <input type="${type}">; use check, setInputFiles or click`);
+        if (!TEXT_INPUT_TYPES.has(type)) {
+          el.focus();
+          const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set;
+          setter?.call(el, value);
+          if (el.value !== value && value !== "")
+            throw new Error(`"${value}" is not a valid value for <input type="${type}">`);
+          el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+          el.dispatchEvent(new Event("change", { bubbles: true }));
+          return "done";
+        }
+        el.focus();
+        el.select();
+        return "type";
+      }
+      if (el instanceof HTMLTextAreaElement) {
+        if (el.disabled || el.readOnly) throw new Error(`${describe(el)} cannot be edited`);
+        el.focus();
+        el.select();
+        return "type";
+      }
+      if ((el as HTMLElement).isContentEditable) {
+        (el as HTMLElement).focus();
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        const selection = window.getSelection();
+        selection?.removeAllRanges();
+        selection?.addRange(range);
+        return "type";
+      }
+      throw new Error(`${describe(el)} is not an input, textarea or contenteditable element`);
+    },
+
+    /** Selects options of a <select> by value or by visible label; returns the selected values. */
+    selectOptions(el: Element, wanted: string[]): string[] {
+      if (!(el instanceof HTMLSelectElement)) throw new Error(`${describe(el)} is not a <select>`);
+      if (el.disabled) throw new Error(`${describe(el)} is disabled`);
+      const options = [...el.options];
+      const chosen = wanted.map((w) => {
+        const norm = w.trim().toLowerCase();
+        const option =
+          options.find((o) => o.value === w) ??
+          options.find(
+            (o) =>
+              o.label.trim().toLowerCase() === norm || (o.textContent ?? "").trim().toLowerCase() === norm,
+          );
+        if (!option) {
+          const available = options.map((o) => JSON.stringify(o.label || o.value)).join(", ");
+          throw new Error(`no option ${JSON.stringify(w)} in ${describe(el)}; it has ${available}`);
+        }
+        return option;
+      });
+      if (!el.multiple && chosen.length > 1)
+        throw new Error(`${describe(el)} takes one option, got ${chosen.length}`);
+      el.focus();
+      for (const option of options) option.selected = chosen.includes(option);
+      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+      return chosen.map((o) => o.value);
+    },
+
+    /** Puts in-memory files on a file input, as a user's file picker would. */
+    setFiles(el: Element, files: { name: string; mimeType: string; base64: string }[]): void {
+      if (!(el instanceof HTMLInputElement) || el.type !== "file")
+        throw new Error(`${describe(el)} is not a file input`);
+      const transfer = new DataTransfer();
+      for (const f of files) {
+        const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+        transfer.items.add(new File([bytes], f.name, { type: f.mimeType }));
+      }
+      el.files = transfer.files;
+      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    },
+  };
+}
+
+export type DomRuntime = ReturnType<typeof installDomRuntime>;

@@ -1,0 +1,271 @@
+// Starting Chrome and making sure it goes away again.
+//
+// Chrome is started with a remote-debugging port (the WebSocket everything talks over) and also
+// with `--remote-debugging-pipe`: the pipe's other end is held by this process, and when this
+// process dies for any reason (even SIGKILL) the pipe closes and Chrome shuts itself down. On
+// POSIX a one-line `sh` parent waits for Chrome and then removes the temporary profile, so that a
+// killed caller leaves neither a process nor a directory behind. `keepAlive` launches skip both:
+// that browser is meant to outlive us.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ServiceInitError } from "../errors.ts";
+import { chromeSearchPaths, findChrome } from "./chrome-path.ts";
+
+/** The spec's default arguments, added before the caller's `args` unless `ignoreDefaultArgs` says otherwise. */
+export const DEFAULT_ARGS: readonly string[] = [
+  "--remote-allow-origins=*",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-dev-shm-usage",
+  "--site-per-process",
+];
+
+export const TEMP_PROFILE_PREFIX = "deckhand-profile-";
+/** Chrome's TMPDIR when the caller gives a profile of their own. */
+export const TEMP_SCRATCH_PREFIX = "deckhand-tmp-";
+
+const HEADLESS_TRIM = "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup";
+
+function ignoredByCaller(arg: string, ignore: boolean | string[] | undefined): boolean {
+  return ignore === true || (Array.isArray(ignore) && ignore.includes(arg));
+}
+
+export interface ChromeLaunchOptions {
+  executablePath?: string;
+  headless: boolean;
+  port?: number;
+  args?: string[];
+  ignoreDefaultArgs?: boolean | string[];
+  userDataDir?: string;
+  windowSize?: { width: number; height: number };
+  devtools?: boolean;
+  proxy?: { server: string; bypass?: string };
+  /** The browser must outlive this process: no watchdog pipe, profile kept. */
+  keepAlive?: boolean;
+  timeoutMs?: number;
+}
+
+export interface LaunchedChrome {
+  wsEndpoint: string;
+  executablePath: string;
+  userDataDir: string;
+  temporaryProfile: boolean;
+  pid: number;
+  /** Resolves once the browser process (and its profile cleanup) has finished. */
+  exited: Promise<void>;
+  hasExited(): boolean;
+  /** Kills the browser's whole process group and removes a temporary profile. */
+  kill(): Promise<void>;
+  /** The last lines Chrome wrote to stderr, for error messages. */
+  stderrTail(): string;
+}
+
+/** Arguments in the order Chrome receives them: defaults, Deckhand's operational flags, the caller's. */
+export function buildChromeArgs(options: ChromeLaunchOptions, userDataDir: string): string[] {
+  const ignore = options.ignoreDefaultArgs;
+  const defaults =
+    ignore === true ? [] : DEFAULT_ARGS.filter((a) => !(Array.isArray(ignore) && ignore.includes(a)));
+  const operational = [
+    `--remote-debugging-port=${options.port ?? 0}`,
+    ...(options.keepAlive ? [] : ["--remote-debugging-pipe"]),
+    `--user-data-dir=${userDataDir}`,
+  ];
+  if (options.headless) {
+    operational.push("--headless");
+    // Headless Chromium still builds the omnibox's popup pages at start (a renderer that no one
+    // sees): leaving them out takes about 80 ms off init(). Dropped with the defaults.
+    if (!ignoredByCaller(HEADLESS_TRIM, ignore)) operational.push(HEADLESS_TRIM);
+  }
+  // Chrome refuses to start as root with its sandbox on.
+  if (typeof process.getuid === "function" && process.getuid() === 0) operational.push("--no-sandbox");
+  if (options.windowSize)
+    operational.push(`--window-size=${options.windowSize.width},${options.windowSize.height}`);
+  if (options.devtools) operational.push("--auto-open-devtools-for-tabs");
+  if (options.proxy) {
+    operational.push(`--proxy-server=${options.proxy.server}`);
+    if (options.proxy.bypass) operational.push(`--proxy-bypass-list=${options.proxy.bypass}`);
+  }
+  const callerArgs = options.args ?? [];
+  const all = [...defaults, ...operational, ...callerArgs];
+  // Without a URL Chrome opens its new-tab page; about:blank gives a first page that loads nothing.
+  if (!callerArgs.some((a) => !a.startsWith("-"))) all.push("about:blank");
+  return all;
+}
+
+// $1 chrome, $2 directory to remove afterwards (the temporary profile or scratch directory; "" for
+// none); the rest are Chrome's arguments. It is removed again two seconds later by a detached
+// subshell, for helper processes of a killed browser that outlive it briefly.
+// fds 3 and 4 (the debugging pipe) are passed to Chrome and then closed in the shell, so that only
+// this Node process holds their other ends.
+const WATCHDOG_SCRIPT =
+  'chrome="$1"; profile="$2"; shift 2; "$chrome" "$@" 3<&3 4>&4 & pid=$!; exec 3<&- 4>&-; ' +
+  'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; wait "$pid"; code=$?; ' +
+  '[ -n "$profile" ] && { rm -rf "$profile"; (sleep 2; rm -rf "$profile") & }; exit $code';
+
+export async function launchChrome(options: ChromeLaunchOptions): Promise<LaunchedChrome> {
+  const executablePath = resolveExecutable(options.executablePath);
+  const temporaryProfile = !options.userDataDir;
+  const userDataDir = options.userDataDir ?? (await mkdtemp(join(tmpdir(), TEMP_PROFILE_PREFIX)));
+  // Chrome's own temporary files (its process-singleton socket directory, shared memory with
+  // --disable-dev-shm-usage) go where TMPDIR says; a browser that is killed never removes them.
+  // Pointing TMPDIR into a directory Deckhand removes keeps /tmp clean whatever happens.
+  const scratch = temporaryProfile
+    ? userDataDir
+    : options.keepAlive
+      ? undefined
+      : await mkdtemp(join(tmpdir(), TEMP_SCRATCH_PREFIX));
+  const removable = options.keepAlive ? undefined : scratch;
+  const env = scratch ? { ...process.env, TMPDIR: scratch } : process.env;
+  const args = buildChromeArgs(options, userDataDir);
+  const useWatchdog = !options.keepAlive && process.platform !== "win32";
+
+  let child: ChildProcess;
+  try {
+    child = useWatchdog
+      ? spawn(
+          "/bin/sh",
+          ["-c", WATCHDOG_SCRIPT, "deckhand-chrome", executablePath, removable ?? "", ...args],
+          { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true, env },
+        )
+      : spawn(executablePath, args, {
+          stdio: ["ignore", "ignore", "pipe", ...(options.keepAlive ? [] : (["pipe", "pipe"] as const))],
+          detached: true,
+          env,
+        });
+  } catch (error) {
+    if (removable) await removeProfile(removable);
+    throw new ServiceInitError(`Could not start ${executablePath}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+
+  // The caller's process must be free to exit without waiting for the browser: when it does, the
+  // debugging pipe closes and Chrome follows (unless keepAlive).
+  child.unref();
+  for (const stream of child.stdio) (stream as { unref?: () => void } | null)?.unref?.();
+
+  const stderrLines: string[] = [];
+  let partial = "";
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    });
+  }).then(async () => {
+    if (!removable) return;
+    // A helper process of a browser that was killed (not closed) can still write into the profile
+    // for a moment after the browser itself is gone: retry on "not empty", and look again shortly
+    // afterwards without holding anyone up. Cleanup never fails the caller.
+    await removeProfile(removable);
+    setTimeout(() => void removeProfile(removable), 1_500).unref();
+  });
+
+  const stderrTail = () => [...stderrLines, partial].filter(Boolean).slice(-12).join("\n");
+
+  const wsEndpoint = await new Promise<string>((resolve, reject) => {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const timer = setTimeout(
+      () => fail(`it did not open its DevTools endpoint within ${timeoutMs} ms`),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      const text = partial + chunk.toString();
+      const lines = text.split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        stderrLines.push(line);
+        if (stderrLines.length > 50) stderrLines.shift();
+        const match = /DevTools listening on (ws:\/\/\S+)/.exec(line);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          child.off("exit", onExit);
+          resolve(match[1]);
+          return;
+        }
+        if (
+          /Cannot start http server for devtools|bind\(\) failed.*Address already in use/i.test(line) &&
+          options.port
+        ) {
+          fail(
+            `its debugging port ${options.port} is already in use; choose another \`port\` or leave it unset`,
+          );
+          return;
+        }
+      }
+    };
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(`it exited during startup (${signal ? `signal ${signal}` : `code ${code}`})`);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.off("exit", onExit);
+      reject(
+        new ServiceInitError(
+          `The browser at ${executablePath} could not be started: ${why}.` +
+            (stderrTail() ? `\nChrome's last output:\n${stderrTail()}` : ""),
+        ),
+      );
+    };
+    child.stderr?.on("data", onData);
+    child.once("exit", onExit);
+  }).catch(async (error: unknown) => {
+    killGroup(child);
+    await exitedPromise;
+    throw error;
+  });
+
+  // Keep draining stderr (a full pipe would block Chrome) but only keep the tail.
+  return {
+    wsEndpoint,
+    executablePath,
+    userDataDir,
+    temporaryProfile,
+    pid: child.pid ?? -1,
+    exited: exitedPromise,
+    hasExited: () => exited,
+    kill: async () => {
+      killGroup(child);
+      await exitedPromise;
+    },
+    stderrTail,
+  };
+}
+
+async function removeProfile(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    // detached: the child leads its own process group, so this reaches Chrome's helpers too.
+    process.kill(process.platform === "win32" ? child.pid : -child.pid, "SIGKILL");
+  } catch {
+    child.kill("SIGKILL");
+  }
+}
+
+function resolveExecutable(explicit: string | undefined): string {
+  if (explicit) {
+    if (!existsSync(explicit)) {
+      throw new ServiceInitError(
+        `localBrowserLaunchOptions.executablePath ${JSON.stringify(explicit)} does not exist. ` +
+          "Point it at a Chrome or Chromium executable, or leave it unset to search the usual places.",
+      );
+    }
+    return explicit;
+  }
+  const found = findChrome();
+  if (!found) {
+    throw new ServiceInitError(
+      `No Chrome or Chromium was found. Looked at: ${chromeSearchPaths().join(", ")}. ` +
+        "Install one (Debian/Ubuntu: `apt-get install chromium`), set CHROME_PATH, or pass " +
+        "localBrowserLaunchOptions.executablePath.",
+    );
+  }
+  return found;
+}

@@ -1,0 +1,578 @@
+// Locators find their element afresh for every call (a page that re-renders does not leave them
+// pointing at a dead node), wait for it up to a timeout, and act on it with real input events.
+
+import { readFile } from "node:fs/promises";
+import { basename, resolve as resolvePath } from "node:path";
+import {
+  ContentFrameNotFoundError,
+  ServiceClickError,
+  ServiceElementNotFoundError,
+  ServiceError,
+  ServiceEvalError,
+  ServiceIframeError,
+  ServiceInvalidArgumentError,
+  ServiceShadowRootMissingError,
+  ServiceTimeoutError,
+  XPathResolutionError,
+} from "../errors.ts";
+import { domRuntime, type Frame } from "./frame.ts";
+import type { PointResult } from "./injected/dom-runtime.ts";
+import type { ElementHandle } from "./injected-script.ts";
+import type { ClickOptions } from "./input.ts";
+import type { Page } from "./page.ts";
+import { describeStep, parseDeepSelector, parseSelectorStep, type SelectorStep } from "./selectors.ts";
+
+export const DEFAULT_ACTION_TIMEOUT = 5_000;
+
+export interface TimeoutOption {
+  /** Milliseconds to wait for the element to be ready. Default 5000. */
+  timeout?: number;
+}
+
+export type FilePayload = { name: string; mimeType: string; buffer: Uint8Array };
+
+/** A resolved element: which frame it is in and a handle to it. */
+export interface ResolvedElement {
+  frame: Frame;
+  handle: ElementHandle;
+}
+
+type Miss = { missing: true; step: number; error?: ServiceError };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Locator {
+  readonly page: Page;
+  readonly selector: string;
+  private readonly frame: Frame;
+  private readonly deep: boolean;
+  private readonly index: number;
+  private readonly steps: SelectorStep[];
+
+  /** @internal Use page.locator(), page.deepLocator() or frame.locator(). */
+  constructor(page: Page, frame: Frame, selector: string, deep: boolean, index = 0) {
+    if (typeof selector !== "string" || !selector.trim()) {
+      throw new ServiceInvalidArgumentError(
+        `A locator needs a non-empty selector string, got ${JSON.stringify(selector)}.`,
+      );
+    }
+    this.page = page;
+    this.frame = frame;
+    this.selector = selector;
+    this.deep = deep;
+    this.index = index;
+    this.steps = deep ? parseDeepSelector(selector) : [parseSelectorStep(selector)];
+  }
+
+  /** The n-th match (0-based; negative counts from the end). */
+  nth(index: number): Locator {
+    return new Locator(this.page, this.frame, this.selector, this.deep, index);
+  }
+
+  first(): Locator {
+    return this.nth(0);
+  }
+
+  // ---------- resolution ----------
+
+  /** One attempt: the element, or which step found nothing. Structural errors are returned, not thrown. */
+  private async resolveOnce(): Promise<ResolvedElement | Miss> {
+    const entered = await this.enterFrames();
+    if ("missing" in entered) return entered;
+    const { frame } = entered;
+    const last = this.steps.length - 1;
+    const step = this.steps[last]!;
+    let handle: ElementHandle | null;
+    try {
+      handle = await this.query(frame, step, this.index);
+    } catch (error) {
+      return { missing: true, step: last, error: this.stepError(step, error) };
+    }
+    if (!handle) return { missing: true, step: last };
+    return { frame, handle };
+  }
+
+  /** Follows every step but the last into its frame: the frame the last step is looked up in. */
+  private async enterFrames(): Promise<{ frame: Frame } | Miss> {
+    let frame = this.frame;
+    for (let i = 0; i < this.steps.length - 1; i++) {
+      const step = this.steps[i]!;
+      let handle: ElementHandle | null;
+      try {
+        handle = await this.query(frame, step, 0);
+      } catch (error) {
+        return { missing: true, step: i, error: this.stepError(step, error) };
+      }
+      if (!handle) return { missing: true, step: i };
+      const isFrame = await frame.invoke(domRuntime, "isFrameOwner", handle);
+      if (!isFrame) {
+        const what = await frame.invoke(domRuntime, "describe", handle);
+        void frame.release(handle);
+        return {
+          missing: true,
+          step: i,
+          error: new ContentFrameNotFoundError(
+            this.selector,
+            `step ${i + 1} (${describeStep(step)}) matched ${what}, not an iframe`,
+          ),
+        };
+      }
+      // No waiting here: resolve() retries until its own deadline, which a wait here would overrun.
+      const child = await this.page.contentFrame(frame, handle, 0);
+      void frame.release(handle);
+      if (!child?.hasDocument) {
+        return {
+          missing: true,
+          step: i,
+          error: new ServiceIframeError(
+            `The iframe matched by step ${i + 1} (${describeStep(step)}) of ${JSON.stringify(this.selector)} has no loaded document yet.`,
+          ),
+        };
+      }
+      frame = child;
+    }
+    return { frame };
+  }
+
+  private query(frame: Frame, step: SelectorStep, index: number): Promise<ElementHandle | null> {
+    return withClosedRoots(
+      frame,
+      () => frame.invokeForHandle(domRuntime, "queryOne", step.kind, step.value, index),
+      (found) => found !== null,
+    );
+  }
+
+  private stepError(step: SelectorStep, error: unknown): ServiceError {
+    const message = error instanceof Error ? error.message : String(error);
+    const shadow = /shadow-root-missing:([\w-]+)/.exec(message);
+    if (shadow) {
+      return new ServiceShadowRootMissingError(
+        `The selector ${JSON.stringify(this.selector)} enters a shadow root of <${shadow[1]}> (a \`//\` step), but that element has none.`,
+      );
+    }
+    if (step.kind === "xpath")
+      return new XPathResolutionError(step.value, `it is not a valid XPath (${message})`);
+    if (error instanceof ServiceEvalError && /not a valid selector/.test(message)) {
+      return new ServiceInvalidArgumentError(`${JSON.stringify(step.value)} is not a valid CSS selector.`);
+    }
+    return error instanceof ServiceError ? error : new ServiceEvalError(message);
+  }
+
+  private notFound(miss: Miss, timeout: number): ServiceError {
+    if (miss.error) return miss.error;
+    const step = this.steps[miss.step]!;
+    const where = this.steps.length > 1 ? ` (step ${miss.step + 1} of ${this.steps.length})` : "";
+    const nth = this.index !== 0 && miss.step === this.steps.length - 1 ? ` at index ${this.index}` : "";
+    if (step.kind === "xpath") {
+      return new XPathResolutionError(
+        this.steps.length > 1 ? this.selector : step.value,
+        `nothing matched${nth}${where} within ${timeout} ms`,
+      );
+    }
+    return new ServiceElementNotFoundError(
+      this.selector,
+      `(nothing matched ${describeStep(step)}${nth}${where} within ${timeout} ms)`,
+    );
+  }
+
+  /** Waits for the element to exist, up to the timeout. The caller releases the handle. */
+  async resolve(options: TimeoutOption = {}): Promise<ResolvedElement> {
+    const timeout = options.timeout ?? DEFAULT_ACTION_TIMEOUT;
+    return this.resolveBefore(Date.now() + timeout, timeout);
+  }
+
+  /** resolve() with a deadline of its own; errors name `timeout`, the caller's whole budget. */
+  private async resolveBefore(deadline: number, timeout: number): Promise<ResolvedElement> {
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.resolveOnce();
+      if (!("missing" in result)) return result;
+      // Invalid selectors and non-iframe hops do not fix themselves by waiting.
+      const permanent =
+        result.error &&
+        !(result.error instanceof ServiceIframeError) &&
+        !(result.error instanceof ServiceShadowRootMissingError);
+      if (permanent || Date.now() >= deadline) throw this.notFound(result, timeout);
+      await sleep(Math.min(attempt === 0 ? 20 : 50 * attempt, 200, Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  private async withElement<R>(options: TimeoutOption, fn: (el: ResolvedElement) => Promise<R>): Promise<R> {
+    const el = await this.resolve(options);
+    try {
+      return await fn(el);
+    } finally {
+      void el.frame.release(el.handle);
+    }
+  }
+
+  /**
+   * Finds the point a pointer action should use, retrying while the element is covered, hidden,
+   * disabled or replaced, and fails with ServiceClickError saying which when time runs out.
+   */
+  private async actionPoint(
+    options: TimeoutOption & { force?: boolean },
+    checkEnabled: boolean,
+  ): Promise<{ x: number; y: number }> {
+    const timeout = options.timeout ?? DEFAULT_ACTION_TIMEOUT;
+    const deadline = Date.now() + timeout;
+    let last: PointResult | undefined;
+    for (let attempt = 0; ; attempt++) {
+      // A retry never starts after the deadline: a click that waited too long must not land late.
+      if (attempt > 0 && Date.now() >= deadline) throw new ServiceClickError(this.selector, explain(last));
+      let el: ResolvedElement;
+      try {
+        el = await this.resolveBefore(deadline, timeout);
+      } catch (error) {
+        // Found before, gone now: the page removed the element while the click waited for it.
+        const gone = error instanceof ServiceElementNotFoundError || error instanceof XPathResolutionError;
+        if (last && gone) {
+          throw new ServiceClickError(
+            this.selector,
+            `${explain({ ok: false, reason: "detached" })}; before that, ${explain(last)}`,
+          );
+        }
+        throw error;
+      }
+      try {
+        const point = await el.frame.invoke(
+          domRuntime,
+          "actionPoint",
+          el.handle,
+          checkEnabled && !options.force,
+        );
+        if (point.ok || options.force) {
+          const inFrame = point.ok ? point : await this.centerOf(el);
+          const inPage = await this.page.toViewportPoint(el.frame, inFrame, !options.force, true);
+          if (inPage.ok && (options.force || (await this.pointerReaches(el.frame, inPage)))) return inPage;
+          last = inPage.ok ? { ok: false, reason: "covered", detail: UNREACHED } : inPage;
+        } else {
+          last = point;
+        }
+      } finally {
+        void el.frame.release(el.handle);
+      }
+      if (Date.now() >= deadline) throw new ServiceClickError(this.selector, explain(last));
+      await sleep(Math.min(30 * (attempt + 1), 150, Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  /**
+   * Whether the pointer at `point` reaches `frame`. The browser routes input to an out-of-process
+   * frame by where it was last drawn, which lags behind a scroll or a layout change: a mouse move
+   * there, which the frame counts, tells before anything is pressed.
+   */
+  private async pointerReaches(frame: Frame, point: { x: number; y: number }): Promise<boolean> {
+    let crossesProcesses = false;
+    for (let f: Frame | undefined = frame; f?.parent; f = f.parent) crossesProcesses ||= f.isOutOfProcess;
+    if (!crossesProcesses) return true;
+    const before = await frame.invoke(domRuntime, "mouseMoves");
+    await this.page.mouse.move(point.x, point.y);
+    return (await frame.invoke(domRuntime, "mouseMoves")) > before;
+  }
+
+  private async centerOf(el: ResolvedElement): Promise<{ x: number; y: number }> {
+    const box = await el.frame.invoke(domRuntime, "boundingBox", el.handle);
+    if (!box) throw new ServiceClickError(this.selector, "the element has no box to click");
+    return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  }
+
+  // ---------- actions ----------
+
+  /** A real mouse click at the element's visible point, after scrolling it into view. */
+  async click(options: ClickOptions & TimeoutOption & { force?: boolean } = {}): Promise<void> {
+    const point = await this.actionPoint(options, true);
+    await this.page.mouse.click(point.x, point.y, options);
+  }
+
+  async dblclick(options: Omit<ClickOptions, "clickCount"> & TimeoutOption = {}): Promise<void> {
+    await this.click({ ...options, clickCount: 2 });
+  }
+
+  async hover(options: TimeoutOption = {}): Promise<void> {
+    const point = await this.actionPoint(options, false);
+    await this.page.mouse.move(point.x, point.y);
+  }
+
+  /** Replaces the element's content with `value` (input, textarea, contenteditable). */
+  async fill(value: string, options: TimeoutOption = {}): Promise<void> {
+    if (typeof value !== "string")
+      throw new ServiceInvalidArgumentError(`fill() needs a string, got ${typeof value}.`);
+    await this.withElement(options, async ({ frame, handle }) => {
+      let mode: "type" | "done";
+      try {
+        mode = await frame.invoke(domRuntime, "prepareFill", handle, value);
+      } catch (error) {
+        throw new ServiceInvalidArgumentError(
+          `Cannot fill ${JSON.stringify(this.selector)}: ${pageMessage(error)}`,
+        );
+      }
+      if (mode === "done") return;
+      if (value === "") await this.page.keyboard.press("Delete");
+      else await this.page.keyboard.insertText(value);
+    });
+  }
+
+  /** Focuses the element and types text key by key (appending to what is there). */
+  async type(text: string, options: TimeoutOption & { delay?: number } = {}): Promise<void> {
+    await this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "focus", handle));
+    await this.page.keyboard.type(text, options);
+  }
+
+  /** Focuses the element and presses a key or combination ("Enter", "Control+A"). */
+  async press(key: string, options: TimeoutOption & { delay?: number } = {}): Promise<void> {
+    await this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "focus", handle));
+    await this.page.keyboard.press(key, options);
+  }
+
+  /** Selects options of a <select> by value or label. Returns the selected values. */
+  async selectOption(values: string | string[], options: TimeoutOption = {}): Promise<string[]> {
+    const wanted = Array.isArray(values) ? values : [values];
+    return this.withElement(options, async ({ frame, handle }) => {
+      try {
+        return await frame.invoke(domRuntime, "selectOptions", handle, wanted);
+      } catch (error) {
+        throw new ServiceInvalidArgumentError(
+          `Cannot select in ${JSON.stringify(this.selector)}: ${pageMessage(error)}`,
+        );
+      }
+    });
+  }
+
+  /** Checks a checkbox or radio (by clicking it, as a user would) unless it already is. */
+  async check(options: TimeoutOption = {}): Promise<void> {
+    await this.setChecked(true, options);
+  }
+
+  async uncheck(options: TimeoutOption = {}): Promise<void> {
+    await this.setChecked(false, options);
+  }
+
+  private async setChecked(wanted: boolean, options: TimeoutOption): Promise<void> {
+    if ((await this.isChecked(options)) === wanted) return;
+    await this.click(options);
+    if ((await this.isChecked(options)) !== wanted) {
+      throw new ServiceClickError(this.selector, `clicking did not ${wanted ? "check" : "uncheck"} it`);
+    }
+  }
+
+  /** Sets the files of an <input type=file>: paths on disk, or in-memory files. */
+  async setInputFiles(
+    files: string | string[] | FilePayload | FilePayload[],
+    options: TimeoutOption = {},
+  ): Promise<void> {
+    const list = (Array.isArray(files) ? files : [files]) as (string | FilePayload)[];
+    const payloads = await Promise.all(
+      list.map(async (f) => {
+        if (typeof f !== "string") return f;
+        const path = resolvePath(f);
+        const buffer = await readFile(path).catch(() => {
+          throw new ServiceInvalidArgumentError(`setInputFiles: cannot read ${path}.`);
+        });
+        return { name: basename(path), mimeType: mimeTypeOf(path), buffer };
+      }),
+    );
+    await this.withElement(options, async ({ frame, handle }) => {
+      const encoded = payloads.map((p) => ({
+        name: p.name,
+        mimeType: p.mimeType,
+        base64: Buffer.from(p.buffer).toString("base64"),
+      }));
+      try {
+        await frame.invoke(domRuntime, "setFiles", handle, encoded);
+      } catch (error) {
+        throw new ServiceInvalidArgumentError(
+          `Cannot set files on ${JSON.stringify(this.selector)}: ${pageMessage(error)}`,
+        );
+      }
+    });
+  }
+
+  async scrollIntoView(options: TimeoutOption = {}): Promise<void> {
+    await this.withElement(options, ({ frame, handle }) =>
+      frame.invoke(domRuntime, "scrollIntoView", handle),
+    );
+  }
+
+  /** Drags this element onto another with real mouse movements. */
+  async dragTo(target: Locator, options: TimeoutOption = {}): Promise<void> {
+    const from = await this.actionPoint(options, false);
+    const to = await target.actionPoint(options, false);
+    await this.page.dragAndDrop(from, to);
+  }
+
+  // ---------- queries ----------
+
+  /** Whether the element exists now and is visible. Does not wait. */
+  async isVisible(): Promise<boolean> {
+    const result = await this.resolveOnce();
+    if ("missing" in result) return false;
+    try {
+      return await result.frame.invoke(domRuntime, "isVisible", result.handle);
+    } finally {
+      void result.frame.release(result.handle);
+    }
+  }
+
+  async isChecked(options: TimeoutOption = {}): Promise<boolean> {
+    return this.withElement(options, async ({ frame, handle }) => {
+      const state = await frame.invoke(domRuntime, "state", handle);
+      if (state.checked === null) {
+        throw new ServiceInvalidArgumentError(
+          `${JSON.stringify(this.selector)} is not a checkbox, radio or element with aria-checked.`,
+        );
+      }
+      return state.checked;
+    });
+  }
+
+  async isEnabled(options: TimeoutOption = {}): Promise<boolean> {
+    return this.withElement(
+      options,
+      async ({ frame, handle }) => (await frame.invoke(domRuntime, "state", handle)).enabled,
+    );
+  }
+
+  async inputValue(options: TimeoutOption = {}): Promise<string> {
+    return this.withElement(options, async ({ frame, handle }) => {
+      try {
+        return await frame.invoke(domRuntime, "inputValue", handle);
+      } catch (error) {
+        throw new ServiceInvalidArgumentError(pageMessage(error));
+      }
+    });
+  }
+
+  async textContent(options: TimeoutOption = {}): Promise<string | null> {
+    return this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "textContent", handle));
+  }
+
+  async innerHTML(options: TimeoutOption = {}): Promise<string> {
+    return this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "innerHTML", handle));
+  }
+
+  /** The element's box in the top frame's viewport (CSS pixels), or null when it has none. */
+  async boundingBox(
+    options: TimeoutOption = {},
+  ): Promise<{ x: number; y: number; width: number; height: number } | null> {
+    return this.withElement(options, async ({ frame, handle }) => {
+      const box = await frame.invoke(domRuntime, "boundingBox", handle);
+      if (!box) return null;
+      const origin = await this.page.toViewportPoint(frame, { x: box.x, y: box.y }, false);
+      return origin.ok ? { x: origin.x, y: origin.y, width: box.width, height: box.height } : null;
+    });
+  }
+
+  /** How many elements match now (0 when a frame on the way is missing). Does not wait. */
+  async count(): Promise<number> {
+    const entered = await this.enterFrames().catch(() => undefined);
+    if (!entered || "missing" in entered) return 0;
+    const { frame } = entered;
+    const step = this.steps[this.steps.length - 1]!;
+    try {
+      return await withClosedRoots(
+        frame,
+        () => frame.invoke(domRuntime, "count", step.kind, step.value),
+        (n) => n > 0,
+      );
+    } catch (error) {
+      throw this.stepError(step, error);
+    }
+  }
+
+  /** Waits until the element is attached, detached, visible or hidden. */
+  async waitFor(
+    options: TimeoutOption & { state?: "attached" | "detached" | "visible" | "hidden" } = {},
+  ): Promise<void> {
+    const state = options.state ?? "visible";
+    const timeout = options.timeout ?? 30_000;
+    const deadline = Date.now() + timeout;
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.resolveOnce();
+      if ("missing" in result && result.error && !(result.error instanceof ServiceIframeError))
+        throw result.error;
+      let attached = false;
+      let visible = false;
+      if (!("missing" in result)) {
+        attached = true;
+        visible = await result.frame.invoke(domRuntime, "isVisible", result.handle).catch(() => false);
+        void result.frame.release(result.handle);
+      }
+      const done =
+        (state === "attached" && attached) ||
+        (state === "detached" && !attached) ||
+        (state === "visible" && visible) ||
+        (state === "hidden" && !visible);
+      if (done) return;
+      if (Date.now() >= deadline) {
+        throw new ServiceTimeoutError(
+          `waitFor(${JSON.stringify(this.selector)}, state: "${state}")`,
+          timeout,
+        );
+      }
+      await sleep(Math.min(20 * (attempt + 1), 100));
+    }
+  }
+}
+
+/**
+ * Runs a query, and runs it once more after registering closed shadow roots the in-page hook
+ * could not see (declarative ones, or made before Deckhand attached) when it found nothing or an
+ * XPath `//` step met a host that seemed to have no root.
+ */
+async function withClosedRoots<T>(
+  frame: Frame,
+  run: () => Promise<T>,
+  found: (result: T) => boolean,
+): Promise<T> {
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    if (!(error instanceof Error && /shadow-root-missing/.test(error.message))) throw error;
+    if ((await frame.discoverClosedShadowRoots()) === 0) throw error;
+    return run();
+  }
+  if (found(result) || (await frame.discoverClosedShadowRoots()) === 0) return result;
+  return run();
+}
+
+const UNREACHED = "something the frame cannot see (the pointer there does not reach the frame)";
+
+function explain(result: PointResult | { ok: false; reason: string; detail?: string } | undefined): string {
+  if (!result || result.ok) return "it never became clickable";
+  switch (result.reason) {
+    case "detached":
+      return "the element was detached from the document";
+    case "not-visible":
+      return "the element is not visible (hidden, zero size, or scrolled out of reach)";
+    case "covered":
+      return `it is covered by another element: ${result.detail ?? "unknown"}`;
+    case "disabled":
+      return "the element is disabled";
+    default:
+      return result.detail ?? result.reason;
+  }
+}
+
+function pageMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^The page threw: (Error: )?/, "");
+}
+
+const MIME: Record<string, string> = {
+  txt: "text/plain",
+  html: "text/html",
+  json: "application/json",
+  csv: "text/csv",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  svg: "image/svg+xml",
+  pdf: "application/pdf",
+};
+
+function mimeTypeOf(path: string): string {
+  const ext = path.split(".").pop()?.toLowerCase() ?? "";
+  return MIME[ext] ?? "application/octet-stream";
+}

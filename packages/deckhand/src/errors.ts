@@ -1,0 +1,253 @@
+// Every error Deckhand raises. Each class names what failed and what to do about it; `code` is a
+// stable machine-readable name (the service sends it as the `code` of an error body).
+//
+// The spec's section 7 classes come first, then Deckhand's own subclasses of ServiceError.
+
+export class ServiceError extends Error {
+  readonly code: string = "SERVICE_ERROR";
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Extracted data does not match the schema the caller gave. */
+export class ZodSchemaValidationError extends ServiceError {
+  override readonly code = "SCHEMA_VALIDATION";
+  /** Path of the first mismatch, e.g. `items[3].price`. */
+  readonly path: string;
+  readonly issues: unknown;
+
+  constructor(path: string, reason: string, issues?: unknown) {
+    super(
+      `The extracted data does not match the schema at ${path || "(root)"}: ${reason}. ` +
+        "Make the instruction more specific, relax the schema, or try a stronger model.",
+    );
+    this.path = path;
+    this.issues = issues;
+  }
+}
+
+/** The page's DOM could not be read or processed (snapshot, settle, element resolution). */
+export class ServiceDomProcessError extends ServiceError {
+  override readonly code = "DOM_PROCESS";
+}
+
+/** JavaScript evaluated in the page threw, or its result could not be returned. */
+export class ServiceEvalError extends ServiceError {
+  override readonly code = "EVAL";
+}
+
+/** The iframe that holds the target element cannot be reached. */
+export class ServiceIframeError extends ServiceError {
+  override readonly code = "IFRAME";
+}
+
+/** A selector step names an element that is not an iframe, or whose document is not available. */
+export class ContentFrameNotFoundError extends ServiceError {
+  override readonly code = "CONTENT_FRAME_NOT_FOUND";
+  readonly selector: string;
+
+  constructor(selector: string, detail?: string) {
+    super(
+      `No frame content for ${JSON.stringify(selector)}${detail ? `: ${detail}` : ""}. ` +
+        "The element before a `>>` step (or an `iframe` step of an XPath) must be an <iframe> or <frame> whose document has loaded.",
+    );
+    this.selector = selector;
+  }
+}
+
+/** An XPath does not resolve to an element in the page or its frames. */
+export class XPathResolutionError extends ServiceError {
+  override readonly code = "XPATH_RESOLUTION";
+  readonly xpath: string;
+
+  constructor(xpath: string, detail?: string) {
+    super(
+      `XPath ${JSON.stringify(xpath)} does not resolve${detail ? `: ${detail}` : ""}. ` +
+        "Check the path against the current page (it may have changed), or take a fresh snapshot.",
+    );
+    this.xpath = xpath;
+  }
+}
+
+/** A selector step expects a shadow root on its host element and there is none. */
+export class ServiceShadowRootMissingError extends ServiceError {
+  override readonly code = "SHADOW_ROOT_MISSING";
+}
+
+/** The model's answer could not be used (after the bounded retry). */
+export class LLMResponseError extends ServiceError {
+  override readonly code = "LLM_RESPONSE";
+  readonly operation: string;
+
+  constructor(operation: string, reason: string, options?: { cause?: unknown }) {
+    super(`The model's answer for ${operation} could not be used: ${reason}`, options);
+    this.operation = operation;
+  }
+}
+
+/** An operation needs a model and none is configured. */
+export class MissingLLMConfigurationError extends ServiceError {
+  override readonly code = "MISSING_LLM_CONFIGURATION";
+}
+
+/** The model (or its provider) cannot do what the operation needs. */
+export class UnsupportedModelError extends ServiceError {
+  override readonly code = "UNSUPPORTED_MODEL";
+}
+
+/** A model string is not of the form `provider/model`. */
+export class InvalidAISDKModelFormatError extends ServiceError {
+  override readonly code = "INVALID_MODEL_FORMAT";
+  readonly modelName: string;
+
+  constructor(modelName: string) {
+    super(
+      `Model ${JSON.stringify(modelName)} is not of the form "provider/model" (for example "openai/gpt-4.1-mini" ` +
+        'or "anthropic/claude-sonnet-4-5"). Write the provider, a slash, then the model name.',
+    );
+    this.modelName = modelName;
+  }
+}
+
+/** No element matches the selector. */
+export class ServiceElementNotFoundError extends ServiceError {
+  override readonly code = "ELEMENT_NOT_FOUND";
+  readonly selector: string;
+
+  constructor(selector: string, detail?: string) {
+    super(
+      `No element matches ${JSON.stringify(selector)}${detail ? ` ${detail}` : ""}. ` +
+        "Check the selector against the current page; it may not have loaded yet or may have changed.",
+    );
+    this.selector = selector;
+  }
+}
+
+/** A click did not reach the element it was meant for. */
+export class ServiceClickError extends ServiceError {
+  override readonly code = "CLICK";
+  readonly selector: string;
+
+  constructor(selector: string, reason: string) {
+    super(`Could not click ${JSON.stringify(selector)}: ${reason}`);
+    this.selector = selector;
+  }
+}
+
+/** The browser (or the remote session) could not be started. */
+export class ServiceInitError extends ServiceError {
+  override readonly code = "INIT";
+}
+
+/** A method was called before `init()` (or after `close()`). */
+export class ServiceNotInitializedError extends ServiceError {
+  override readonly code = "NOT_INITIALIZED";
+
+  constructor(what: string) {
+    super(`${what} was used before init(). Call \`await deckhand.init()\` first (and not after close()).`);
+  }
+}
+
+/** A remote session id does not exist (or belongs to another API key). */
+export class BrowserbaseSessionNotFoundError extends ServiceError {
+  override readonly code = "SESSION_NOT_FOUND";
+  readonly sessionId: string;
+
+  constructor(sessionId: string) {
+    super(
+      `Session ${JSON.stringify(sessionId)} was not found on the service (it may have ended, expired, or belong to another API key). ` +
+        "Start a new session by leaving out `sessionId`.",
+    );
+    this.sessionId = sessionId;
+  }
+}
+
+/** The neutral name of {@link BrowserbaseSessionNotFoundError}. */
+export const RemoteSessionNotFoundError = BrowserbaseSessionNotFoundError;
+export type RemoteSessionNotFoundError = BrowserbaseSessionNotFoundError;
+
+/** A required environment variable is not set. */
+export class MissingEnvironmentVariableError extends ServiceError {
+  override readonly code = "MISSING_ENVIRONMENT_VARIABLE";
+  readonly variable: string;
+
+  constructor(variable: string, purpose: string) {
+    super(`${variable} is not set. ${purpose}`);
+    this.variable = variable;
+  }
+}
+
+/** The options given to the client are invalid. */
+export class ServiceEnvironmentError extends ServiceError {
+  override readonly code = "INVALID_OPTIONS";
+  /** Dotted path of the offending option, e.g. `localBrowserLaunchOptions.port`. */
+  readonly option: string;
+
+  constructor(option: string, problem: string) {
+    super(`Invalid option \`${option}\`: ${problem}`);
+    this.option = option;
+  }
+}
+
+// ---- Deckhand's own subclasses ----
+
+/** An operation did not finish before its deadline. The page stays usable. */
+export class ServiceTimeoutError extends ServiceError {
+  override readonly code = "TIMEOUT";
+  readonly operation: string;
+  readonly timeoutMs: number;
+
+  constructor(operation: string, timeoutMs: number, hint?: string) {
+    super(
+      `${operation} did not finish within ${timeoutMs} ms and was abandoned. ${hint ?? "Raise the `timeout` option if the page is slow."}`,
+    );
+    this.operation = operation;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The browser went away (crashed, was killed, or was closed) while a call was pending. */
+export class ServiceBrowserClosedError extends ServiceError {
+  override readonly code = "BROWSER_CLOSED";
+}
+
+/** The page (tab) or frame a call was aimed at was closed or navigated away while the call ran. */
+export class ServiceTargetClosedError extends ServiceError {
+  override readonly code = "TARGET_CLOSED";
+}
+
+/** A navigation failed (DNS, refused connection, TLS, aborted) or timed out. */
+export class ServiceNavigationError extends ServiceError {
+  override readonly code = "NAVIGATION";
+  readonly url: string;
+
+  constructor(url: string, reason: string) {
+    super(`Navigation to ${url} failed: ${reason}`);
+    this.url = url;
+  }
+}
+
+/** A call's arguments are invalid (wrong type, unknown option value). */
+export class ServiceInvalidArgumentError extends ServiceError {
+  override readonly code = "INVALID_ARGUMENT";
+}
+
+/** The operation was cancelled by its caller (an AbortSignal, or a client that went away). */
+export class ServiceCancelledError extends ServiceError {
+  override readonly code = "CANCELLED";
+}
+
+/** The Deckhand service answered a REMOTE call with an error. */
+export class ServiceApiError extends ServiceError {
+  override readonly code: string;
+  readonly status: number;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}

@@ -1,0 +1,39 @@
+// The record of what a Deckhand instance did, in call order (section 2.13).
+
+import type { HistoryEntry } from "./types.ts";
+
+/**
+ * A deep, frozen copy of plain data. The history keeps copies: the caller still holds the very
+ * objects an operation returned (its ActResult, its extracted data) and may change them, which
+ * must not rewrite what was recorded. Functions are left out; other objects are kept as they are.
+ */
+function frozenCopy(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== "object" || depth > 32) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map((v) => frozenCopy(v, depth + 1)));
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value))
+    if (typeof v !== "function") out[key] = frozenCopy(v, depth + 1);
+  return Object.freeze(out);
+}
+
+export class HistoryRecorder {
+  private readonly entries: HistoryEntry[] = [];
+
+  record(method: HistoryEntry["method"], parameters: unknown, result: unknown): void {
+    this.entries.push(
+      Object.freeze({
+        method,
+        parameters: frozenCopy(parameters),
+        result: frozenCopy(result),
+        timestamp: new Date().toISOString(),
+      }),
+    );
+  }
+
+  /** A frozen copy: callers cannot change the record. */
+  list(): readonly HistoryEntry[] {
+    return Object.freeze([...this.entries]);
+  }
+}

@@ -1,0 +1,38 @@
+// The public API of the deckhand package.
+
+export { Browser, type BrowserOptions, type ContextOptions } from "./browser/browser.ts";
+export { chromeSearchPaths, findChrome } from "./browser/chrome-path.ts";
+export { Context } from "./browser/context.ts";
+export { Frame } from "./browser/frame.ts";
+export type { ClickOptions, MouseButton } from "./browser/input.ts";
+export {
+  type ChromeLaunchOptions,
+  DEFAULT_ARGS,
+  type LaunchedChrome,
+  launchChrome,
+} from "./browser/launch.ts";
+export { type FilePayload, Locator, type TimeoutOption } from "./browser/locator.ts";
+export { type GotoOptions, Page, type ScreenshotOptions, type WaitUntil } from "./browser/page.ts";
+export { resolvePage } from "./browser/third-party.ts";
+export { ActionCache, type CachedStep, type CacheEntry } from "./cache/action-cache.ts";
+export { Deckhand } from "./deckhand.ts";
+export * from "./errors.ts";
+export type {
+  JSONSchema,
+  LLMClient,
+  LLMContentPart,
+  LLMMessage,
+  LLMRequest,
+  LLMResponse,
+  LLMUsage,
+} from "./llm/client.ts";
+export { DeckhandLog, SecretRedactor } from "./log.ts";
+export { MetricsRecorder } from "./metrics.ts";
+export {
+  DEFAULT_TOKEN_BUDGET,
+  type ElementRef,
+  Snapshot,
+  type SnapshotOptions,
+  takeSnapshot,
+} from "./snapshot/snapshot.ts";
+export type * from "./types.ts";

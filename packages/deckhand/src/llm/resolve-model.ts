@@ -1,0 +1,282 @@
+// From a `ModelConfiguration` ("provider/model" or an object) to a loaded AI SDK language model.
+// Resolution is synchronous and makes no request, so configuration mistakes surface before any
+// HTTP call; the provider package is imported only when a model of that provider is first loaded.
+
+import type { LanguageModel } from "ai";
+import {
+  InvalidAISDKModelFormatError,
+  MissingLLMConfigurationError,
+  ServiceEnvironmentError,
+  UnsupportedModelError,
+} from "../errors.ts";
+import type { ModelConfiguration } from "../types.ts";
+import {
+  customCompatibleProvider,
+  findProvider,
+  type ProviderInfo,
+  type ProviderPackage,
+  supportedProviderNames,
+} from "./providers.ts";
+import { modelSupportsVision } from "./vision.ts";
+
+/** The model used when the caller configures none (and gives no `llmClient`). */
+export const DEFAULT_MODEL_NAME = "openai/gpt-4.1-mini";
+
+/** Which OpenAI API serves an `openai/...` model. */
+export type OpenAIApi = "responses" | "chat";
+
+/** Fields of the model object that Deckhand reads itself; every other field goes to the provider factory. */
+const DECKHAND_FIELDS = new Set([
+  "modelName",
+  "apiKey",
+  "baseURL",
+  "headers",
+  "provider",
+  "vision",
+  "api",
+  "structuredOutputs",
+  "providerOptions",
+  "maxRetries",
+]);
+
+/** A model configuration checked and completed with defaults and environment values. */
+export interface ResolvedModel {
+  /** `provider/model`, as shown in logs and metrics. */
+  modelName: string;
+  provider: ProviderInfo;
+  /** The model id sent to the provider (may contain slashes). */
+  modelId: string;
+  apiKey: string | undefined;
+  /** `"option"`, or the environment variable the key came from. */
+  keySource: string | undefined;
+  baseURL: string | undefined;
+  headers: Record<string, string> | undefined;
+  /** Whether images may be sent (explicit `vision`, else the family table). */
+  vision: boolean;
+  /** For `openai`: which API to call. Chat Completions when a custom `baseURL` is set, else Responses. */
+  api: OpenAIApi | undefined;
+  /** Whether the endpoint gets the JSON Schema as a response format (else JSON mode + schema in the prompt). */
+  structuredOutputs: boolean;
+  /** Per-call provider options for the AI SDK (`providerOptions` of the model object). */
+  providerOptions: Record<string, Record<string, unknown>> | undefined;
+  /** Transport retries per call (the AI SDK's `maxRetries`). */
+  maxRetries: number | undefined;
+  /** Further options for the provider factory (organization, project, ...). */
+  settings: Record<string, unknown>;
+}
+
+type Env = Record<string, string | undefined>;
+
+function optionError(field: string, problem: string): ServiceEnvironmentError {
+  return new ServiceEnvironmentError(`model.${field}`, problem);
+}
+
+function splitModelName(modelName: string): { provider: string; modelId: string } {
+  const slash = modelName.indexOf("/");
+  const provider = slash > 0 ? modelName.slice(0, slash).trim() : "";
+  const modelId = slash > 0 ? modelName.slice(slash + 1).trim() : "";
+  if (!provider || !modelId || /\s/.test(provider)) throw new InvalidAISDKModelFormatError(modelName);
+  return { provider, modelId };
+}
+
+function readString(config: Record<string, unknown>, field: string): string | undefined {
+  const value = config[field];
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") throw optionError(field, `must be a string, got ${typeof value}`);
+  return value;
+}
+
+function readBoolean(config: Record<string, unknown>, field: string): boolean | undefined {
+  const value = config[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "boolean") throw optionError(field, "must be true or false");
+  return value;
+}
+
+function readObject<T>(config: Record<string, unknown>, field: string): T | undefined {
+  const value = config[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw optionError(field, "must be an object");
+  return value as T;
+}
+
+function missingKeyError(
+  modelName: string,
+  provider: ProviderInfo,
+  isDefault: boolean,
+): MissingLLMConfigurationError {
+  const env = provider.keyEnv[0] ?? "the provider's API key variable";
+  const alternatives = provider.keyEnv.length > 1 ? ` (or ${provider.keyEnv.slice(1).join(", ")})` : "";
+  if (isDefault) {
+    return new MissingLLMConfigurationError(
+      `No model is configured, and the default model ${modelName} needs an API key. Set the environment variable ${env}${alternatives}, ` +
+        `or pass \`model\` (for example "anthropic/claude-sonnet-4-5", or { modelName: "${modelName}", apiKey: "..." }), or pass an \`llmClient\`.`,
+    );
+  }
+  return new MissingLLMConfigurationError(
+    `No API key for ${modelName}. Set the environment variable ${env}${alternatives}, ` +
+      `or pass it in the model object: { modelName: "${modelName}", apiKey: "..." }. Or pass an \`llmClient\`.`,
+  );
+}
+
+/**
+ * Checks a model configuration and completes it from the environment. Throws
+ * `InvalidAISDKModelFormatError` (not provider/model), `UnsupportedModelError` (unknown provider
+ * without a baseURL), or `MissingLLMConfigurationError` (no key where one is needed, no address
+ * for vLLM). `undefined` means the default model.
+ */
+export function resolveModel(config: ModelConfiguration | undefined, env: Env = process.env): ResolvedModel {
+  const isDefault = config === undefined;
+  const object: Record<string, unknown> =
+    config === undefined
+      ? { modelName: DEFAULT_MODEL_NAME }
+      : typeof config === "string"
+        ? { modelName: config }
+        : config;
+  if (typeof object !== "object" || object === null) {
+    throw new ServiceEnvironmentError(
+      "model",
+      'must be a "provider/model" string or an object with `modelName`',
+    );
+  }
+  const rawName = object.modelName;
+  if (typeof rawName !== "string" || rawName.trim() === "") {
+    throw optionError("modelName", 'is required: a "provider/model" string such as "openai/gpt-4.1-mini"');
+  }
+
+  const explicitProvider = readString(object, "provider");
+  let providerName: string;
+  let modelId: string;
+  if (explicitProvider) {
+    providerName = explicitProvider;
+    const prefix = `${explicitProvider}/`;
+    modelId = rawName.startsWith(prefix) ? rawName.slice(prefix.length) : rawName;
+  } else {
+    ({ provider: providerName, modelId } = splitModelName(rawName.trim()));
+  }
+
+  const optionBaseURL = readString(object, "baseURL");
+  const known = findProvider(providerName);
+  if (!known && !optionBaseURL) {
+    throw new UnsupportedModelError(
+      `Unknown model provider "${providerName}" in "${rawName}". Supported providers: ${supportedProviderNames()}. ` +
+        "Any other OpenAI-compatible server works too: give its `baseURL` in the model object.",
+    );
+  }
+  const provider = known ?? customCompatibleProvider(providerName);
+  const modelName = `${provider.name}/${modelId}`;
+
+  const baseURL =
+    optionBaseURL ??
+    (provider.baseURLEnv ? env[provider.baseURLEnv] || undefined : undefined) ??
+    provider.defaultBaseURL;
+  if (provider.package === "@ai-sdk/openai-compatible" && !baseURL) {
+    throw new MissingLLMConfigurationError(
+      `${modelName} needs the address of your ${provider.name} server: set \`baseURL\` in the model object ` +
+        `(for example { modelName: "${modelName}", baseURL: "http://127.0.0.1:8000/v1" })` +
+        (provider.baseURLEnv ? ` or the ${provider.baseURLEnv} environment variable.` : "."),
+    );
+  }
+
+  let apiKey = readString(object, "apiKey");
+  let keySource: string | undefined = apiKey ? "option" : undefined;
+  if (!apiKey) {
+    for (const name of provider.keyEnv) {
+      const value = env[name];
+      if (value) {
+        apiKey = value;
+        keySource = name;
+        break;
+      }
+    }
+  }
+  if (!apiKey && provider.needsKey) throw missingKeyError(modelName, provider, isDefault);
+
+  const api = readString(object, "api");
+  if (api !== undefined && api !== "responses" && api !== "chat")
+    throw optionError("api", 'must be "responses" or "chat"');
+  if (api !== undefined && provider.name !== "openai") {
+    throw optionError("api", `only applies to openai models, not ${provider.name}`);
+  }
+
+  const maxRetries = object.maxRetries;
+  if (
+    maxRetries !== undefined &&
+    (typeof maxRetries !== "number" || !Number.isInteger(maxRetries) || maxRetries < 0)
+  ) {
+    throw optionError("maxRetries", "must be a whole number of retries, 0 or more");
+  }
+
+  const settings: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (!DECKHAND_FIELDS.has(key) && value !== undefined) settings[key] = value;
+  }
+
+  return {
+    modelName,
+    provider,
+    modelId,
+    apiKey,
+    keySource,
+    baseURL,
+    headers: readObject<Record<string, string>>(object, "headers"),
+    vision: modelSupportsVision(modelId, readBoolean(object, "vision")),
+    api:
+      provider.name === "openai"
+        ? ((api as OpenAIApi | undefined) ?? (baseURL ? "chat" : "responses"))
+        : undefined,
+    structuredOutputs: readBoolean(object, "structuredOutputs") ?? provider.structuredOutputs,
+    providerOptions: readObject<Record<string, Record<string, unknown>>>(object, "providerOptions"),
+    maxRetries: maxRetries as number | undefined,
+    settings,
+  };
+}
+
+const loaded = new Set<ProviderPackage>();
+
+/** Provider packages imported so far in this process (they load on first use only). */
+export function loadedProviderPackages(): ReadonlySet<ProviderPackage> {
+  return loaded;
+}
+
+/** Imports the provider package (first time only) and creates the language model. */
+export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageModel> {
+  const { provider, modelId, apiKey, baseURL, headers, settings } = model;
+  const common = {
+    ...settings,
+    ...(apiKey ? { apiKey } : {}),
+    ...(baseURL ? { baseURL } : {}),
+    ...(headers ? { headers } : {}),
+  };
+  switch (provider.package) {
+    case "@ai-sdk/openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
+      loaded.add(provider.package);
+      const openai = createOpenAI(common);
+      return model.api === "chat" ? openai.chat(modelId) : openai.responses(modelId);
+    }
+    case "@ai-sdk/anthropic": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
+      loaded.add(provider.package);
+      return createAnthropic(common)(modelId);
+    }
+    case "@ai-sdk/google": {
+      const { createGoogle } = await import("@ai-sdk/google");
+      loaded.add(provider.package);
+      return createGoogle(common)(modelId);
+    }
+    case "@ai-sdk/openai-compatible": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+      loaded.add(provider.package);
+      const compatibleProvider = createOpenAICompatible({
+        ...common,
+        name: provider.name,
+        baseURL: baseURL ?? "",
+        includeUsage: true,
+        supportsStructuredOutputs: model.structuredOutputs,
+      });
+      return compatibleProvider.chatModel(modelId);
+    }
+  }
+}

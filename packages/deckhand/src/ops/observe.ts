@@ -1,0 +1,164 @@
+// observe: which elements match an instruction, as Actions that act() accepts as they are.
+
+import { z } from "zod";
+import type { ElementRef, Snapshot } from "../snapshot/snapshot.ts";
+import { takeSnapshot } from "../snapshot/snapshot.ts";
+import type { Action, Variables } from "../types.ts";
+import { checkSignal, type OperationContext } from "./context.ts";
+import { normalizeMethod } from "./execute.ts";
+import { OBSERVE_SYSTEM, userMessage } from "./prompts.ts";
+import { describeVariables } from "./variables.ts";
+
+/** What an observed Action pointed at, so that act(action) can check it still does. */
+export interface ObservedTarget {
+  /** Unknown for large listings (observe() of a whole page), where role and name are checked instead. */
+  backendNodeId: number | undefined;
+  role: string;
+  name: string;
+  url: string;
+}
+
+const observed = new WeakMap<Action, ObservedTarget>();
+
+export function observedTarget(action: Action): ObservedTarget | undefined {
+  return observed.get(action);
+}
+
+export function rememberTarget(action: Action, target: ObservedTarget): void {
+  observed.set(action, target);
+}
+
+export const observeAnswer = z.object({
+  elements: z
+    .array(
+      z.object({
+        elementId: z.number().int(),
+        description: z.string(),
+        method: z.string().optional(),
+        arguments: z.array(z.string()).optional(),
+      }),
+    )
+    .describe("Matching elements, most relevant first; empty when none matches."),
+});
+
+const INTERACTIVE: Record<string, string> = {
+  textbox: "fill",
+  searchbox: "fill",
+  spinbutton: "fill",
+  combobox: "selectOption",
+  listbox: "selectOption",
+  checkbox: "check",
+  switch: "click",
+  radio: "check",
+  slider: "fill",
+};
+
+export interface ObserveParams {
+  instruction?: string;
+  variables?: Variables;
+  selector?: string;
+  ignoreSelectors?: string[];
+}
+
+const NODE_ID_LIMIT = 25;
+
+/** Turns element refs into Actions (and remembers what each points at). */
+export async function toActions(
+  snapshot: Snapshot,
+  picks: { id: number; description: string; method?: string; arguments?: string[] }[],
+): Promise<Action[]> {
+  const valid = picks.filter((p) => snapshot.has(p.id));
+  const refs = await snapshot.elements(valid.map((p) => p.id));
+  // Node ids cost two round trips each: worth it for a model's few picks, not for a whole page's
+  // listing (role and name are remembered either way, and act(action) checks those too).
+  const nodes =
+    valid.length <= NODE_ID_LIMIT
+      ? await Promise.all(valid.map((p) => snapshot.backendNodeId(p.id).catch(() => undefined)))
+      : [];
+  const actions: Action[] = [];
+  valid.forEach((pick, i) => {
+    const ref = refs[i]!;
+    const action: Action = {
+      selector: ref.xpath,
+      description: pick.description || describeRef(ref),
+      method: pick.method ? normalizeMethod(pick.method) : defaultMethod(ref),
+      arguments: pick.arguments ?? [],
+    };
+    rememberTarget(action, { backendNodeId: nodes[i], role: ref.role, name: ref.name, url: snapshot.url });
+    actions.push(action);
+  });
+  return actions;
+}
+
+function describeRef(ref: ElementRef): string {
+  const role = ref.role === "generic" ? "clickable element" : ref.role;
+  return ref.name ? `${role}: ${ref.name}` : role;
+}
+
+function defaultMethod(ref: ElementRef): string {
+  return INTERACTIVE[ref.role] ?? "click";
+}
+
+export async function observe(ctx: OperationContext, params: ObserveParams): Promise<Action[]> {
+  const snapshot = await takeSnapshot(ctx.page, {
+    selector: params.selector,
+    ignoreSelectors: params.ignoreSelectors,
+    instruction: params.instruction,
+    domSettleTimeout: ctx.domSettleTimeout,
+  });
+  checkSignal(ctx.signal);
+
+  // No instruction: every interactive element, straight from the outline, no model.
+  if (!params.instruction) {
+    const ids = snapshot.ids();
+    const refs = await snapshot.elements(ids);
+    const picks = refs
+      .filter(
+        (r) =>
+          r.role !== "heading" &&
+          r.role !== "image" &&
+          r.role !== "Iframe" &&
+          !(r.role === "generic" && !r.name),
+      )
+      .map((r) => ({ id: r.id, description: describeRef(r) }));
+    return toActions(snapshot, picks);
+  }
+
+  const { data } = await ctx.caller.call({
+    operation: "observe",
+    model: ctx.model,
+    signal: ctx.signal,
+    schema: observeAnswer,
+    messages: [
+      { role: "system", content: OBSERVE_SYSTEM },
+      {
+        role: "user",
+        content: userMessage([
+          `Instruction: ${params.instruction}`,
+          describeVariables(params.variables),
+          `Page outline:\n${snapshot.text}`,
+        ]),
+      },
+    ],
+  });
+  checkSignal(ctx.signal);
+  const seen = new Set<number>();
+  const picks = data.elements
+    .filter((e) => (seen.has(e.elementId) ? false : seen.add(e.elementId)))
+    .map((e) => ({
+      id: e.elementId,
+      description: e.description,
+      method: safeMethod(e.method),
+      arguments: e.arguments,
+    }));
+  return toActions(snapshot, picks);
+}
+
+function safeMethod(method: string | undefined): string | undefined {
+  if (!method) return undefined;
+  try {
+    return normalizeMethod(method);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,136 @@
+// Checks the options given to `new Deckhand(...)` and says precisely which one is wrong.
+// Unknown option names are allowed (a newer caller may pass options this version ignores).
+
+import { z } from "zod";
+import { ServiceEnvironmentError } from "./errors.ts";
+import type { DeckhandOptions } from "./types.ts";
+
+const port = z.number().int().min(0).max(65535);
+const size = z.object({ width: z.number().int().positive(), height: z.number().int().positive() });
+const stringList = z.array(z.string());
+
+const modelConfiguration = z.union([
+  z.string().min(1),
+  z.looseObject({
+    modelName: z.string().min(1),
+    apiKey: z.string().optional(),
+    baseURL: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+]);
+
+const launchOptions = z.looseObject({
+  headless: z.boolean().optional(),
+  executablePath: z.string().min(1).optional(),
+  port: port.optional(),
+  args: stringList.optional(),
+  ignoreDefaultArgs: z.union([z.boolean(), stringList]).optional(),
+  userDataDir: z.string().min(1).optional(),
+  viewport: size.optional(),
+  devtools: z.boolean().optional(),
+  proxy: z
+    .looseObject({
+      server: z.string().min(1),
+      bypass: z.string().optional(),
+      username: z.string().optional(),
+      password: z.string().optional(),
+    })
+    .optional(),
+  ignoreHTTPSErrors: z.boolean().optional(),
+  cdpUrl: z
+    .string()
+    .regex(/^(wss?|https?):\/\//, "must start with ws://, wss://, http:// or https://")
+    .optional(),
+  connectTimeoutMs: z.number().positive().optional(),
+});
+
+const sessionCreateParams = z.looseObject({
+  keepAlive: z.boolean().optional(),
+  timeout: z.number().positive().optional(),
+  userMetadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+const deckhandOptions = z.looseObject({
+  env: z.enum(["LOCAL", "REMOTE"], { error: 'must be "LOCAL" or "REMOTE"' }),
+  apiKey: z.string().min(1).optional(),
+  apiUrl: z.url().optional(),
+  sessionId: z.string().min(1).optional(),
+  browserbaseSessionID: z.string().min(1).optional(),
+  sessionCreateParams: sessionCreateParams.optional(),
+  browserbaseSessionCreateParams: sessionCreateParams.optional(),
+  localBrowserLaunchOptions: launchOptions.optional(),
+  model: modelConfiguration.optional(),
+  llmClient: z
+    .custom<object>(
+      (v) =>
+        typeof v === "object" && v !== null && typeof (v as { generate?: unknown }).generate === "function",
+      "must be an object with a generate(request) method (see LLMClient)",
+    )
+    .optional(),
+  systemPrompt: z.string().optional(),
+  selfHeal: z.boolean().optional(),
+  experimental: z.boolean().optional(),
+  domSettleTimeout: z.number().min(0).optional(),
+  cacheDir: z.string().min(1).optional(),
+  keepAlive: z.boolean().optional(),
+  serverCache: z.boolean().optional(),
+  verbose: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: "must be 0, 1 or 2" }).optional(),
+  logInferenceToFile: z.boolean().optional(),
+  disablePino: z.boolean().optional(),
+  logger: z.custom<(line: unknown) => void>((v) => typeof v === "function", "must be a function").optional(),
+});
+
+/** Validated options with the aliases folded into their neutral names. */
+export type ResolvedOptions = DeckhandOptions & {
+  selfHeal: boolean;
+  domSettleTimeout: number;
+  verbose: 0 | 1 | 2;
+  keepAlive: boolean;
+  serverCache: boolean;
+};
+
+export function resolveOptions(input: unknown): ResolvedOptions {
+  if (typeof input !== "object" || input === null) {
+    throw new ServiceEnvironmentError("options", 'pass an object such as { env: "LOCAL" }.');
+  }
+  const parsed = deckhandOptions.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const path = issue.path.map(String).join(".") || "options";
+    const got = valueAt(input, issue.path);
+    // Never echo what might be a credential.
+    const secret = /key|password|secret|token/i.test(String(issue.path[issue.path.length - 1] ?? ""));
+    throw new ServiceEnvironmentError(
+      path,
+      `${issue.message} (got ${secret ? `a ${typeof got}` : describe(got)}).`,
+    );
+  }
+  const options = input as DeckhandOptions;
+  const createParams = options.sessionCreateParams ?? options.browserbaseSessionCreateParams;
+  return {
+    ...options,
+    sessionId: options.sessionId ?? options.browserbaseSessionID,
+    sessionCreateParams: createParams,
+    selfHeal: options.selfHeal ?? true,
+    domSettleTimeout: options.domSettleTimeout ?? 30_000,
+    verbose: options.verbose ?? 1,
+    keepAlive: options.keepAlive ?? createParams?.keepAlive ?? false,
+    serverCache: options.serverCache ?? true,
+  };
+}
+
+function valueAt(root: unknown, path: PropertyKey[]): unknown {
+  let value = root;
+  for (const key of path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${String(value)}`;
+}

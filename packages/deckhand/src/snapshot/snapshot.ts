@@ -1,0 +1,388 @@
+// A page -> what a model sees: an outline of every frame (same-process, out-of-process, srcdoc,
+// nested) and shadow root, with a short id on each node a model may act on or refer to, and a
+// way back from each id to its element.
+//
+// Frames are captured one after another in document order so that each gets the next free ids
+// and its indentation directly; the only Node-side text work is splicing each child frame's text
+// in at its iframe's placeholder.
+
+import type { Frame } from "../browser/frame.ts";
+import { installShadowAccess } from "../browser/injected/shadow-access.ts";
+import { defineInjectedScript, type ElementHandle, type InjectedScript } from "../browser/injected-script.ts";
+import type { Page } from "../browser/page.ts";
+import { parseDeepSelector } from "../browser/selectors.ts";
+import { waitForSettled } from "../browser/settle.ts";
+import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
+import { fitToBudget } from "./budget.ts";
+import {
+  type CaptureResult,
+  type ElementDescription,
+  FRAME_MARKER_END,
+  FRAME_MARKER_START,
+  installOutline,
+  type Outline,
+} from "./injected/outline.ts";
+import { estimateTokens } from "./tokens.ts";
+
+export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
+  "outline",
+  installOutline,
+  installShadowAccess,
+);
+
+/** Default budget: leaves room in a 32k-token window for instructions and the answer. */
+export const DEFAULT_TOKEN_BUDGET = 24_000;
+
+export interface SnapshotOptions {
+  /** Limit to one subtree: XPath, CSS, or `>>` across frames. */
+  selector?: string;
+  /** Leave these subtrees out (and frames inside them). */
+  ignoreSelectors?: string[];
+  /** What the caller wants to do; spent on choosing what to keep when the outline is cut. */
+  instruction?: string;
+  /** Token budget for the outline; `false` for no limit. Default 24,000. */
+  tokenBudget?: number | false;
+  /** Bound for waiting until the DOM stops changing (ms). Default 30,000. 0 skips the wait. */
+  domSettleTimeout?: number;
+}
+
+/** What an id stands for. */
+export interface ElementRef {
+  id: number;
+  frameId: string;
+  /** Absolute: from the top document through iframes (`iframe[n]/html/...`) and shadow roots (`//`). */
+  xpath: string;
+  role: string;
+  name: string;
+  tag: string;
+  /** For links: the absolute URL. */
+  url?: string;
+}
+
+interface FrameSection {
+  frame: Frame;
+  first: number;
+  last: number;
+}
+
+let generations = 0;
+
+export class Snapshot {
+  /** The outline, as the model sees it. */
+  readonly text: string;
+  /** Whether the outline was cut to fit the token budget. */
+  readonly truncated: boolean;
+  /** Estimated tokens of `text`. */
+  readonly estimatedTokens: number;
+  /** How many ids the outline has. */
+  readonly elementCount: number;
+  readonly url: string;
+  readonly page: Page;
+  /** @internal */
+  readonly generation: number;
+  private readonly sections: FrameSection[];
+  private readonly prefixes = new Map<Frame, Promise<string>>();
+  private readonly described = new Map<number, Promise<ElementRef>>();
+
+  /** @internal */
+  constructor(init: {
+    page: Page;
+    generation: number;
+    text: string;
+    truncated: boolean;
+    estimatedTokens: number;
+    sections: FrameSection[];
+  }) {
+    this.page = init.page;
+    this.generation = init.generation;
+    this.text = init.text;
+    this.truncated = init.truncated;
+    this.estimatedTokens = init.estimatedTokens;
+    this.sections = init.sections;
+    this.elementCount = init.sections.reduce((n, s) => n + (s.last - s.first + 1), 0);
+    this.url = init.page.url();
+  }
+
+  /** Every id in the outline (including ones a budget cut left out of the text). */
+  ids(): number[] {
+    return this.sections.flatMap((s) => Array.from({ length: s.last - s.first + 1 }, (_, i) => s.first + i));
+  }
+
+  has(id: number): boolean {
+    return this.section(id) !== undefined;
+  }
+
+  private section(id: number): FrameSection | undefined {
+    return this.sections.find((s) => id >= s.first && id <= s.last);
+  }
+
+  /** The frame an id's element lives in. */
+  frameOf(id: number): Frame {
+    const section = this.section(id);
+    if (!section)
+      throw new ServiceElementNotFoundError(`[${id}]`, `(no such id in the snapshot of ${this.url})`);
+    return section.frame;
+  }
+
+  /** Role, name, absolute XPath (and URL for links) of an id. */
+  element(id: number): Promise<ElementRef> {
+    let pending = this.described.get(id);
+    if (!pending) {
+      pending = this.describe([id]).then((refs) => refs[0]!);
+      this.described.set(id, pending);
+    }
+    return pending;
+  }
+
+  /** Like element(), for many ids at once (one round trip per frame). */
+  async elements(ids: number[]): Promise<ElementRef[]> {
+    return this.describe(ids);
+  }
+
+  private async describe(ids: number[]): Promise<ElementRef[]> {
+    const byFrame = new Map<FrameSection, number[]>();
+    for (const id of ids) {
+      const section = this.section(id);
+      if (!section)
+        throw new ServiceElementNotFoundError(`[${id}]`, `(no such id in the snapshot of ${this.url})`);
+      byFrame.set(section, [...(byFrame.get(section) ?? []), id]);
+    }
+    const found = new Map<number, ElementRef>();
+    await Promise.all(
+      [...byFrame].map(async ([section, frameIds]) => {
+        const [prefix, descriptions] = await Promise.all([
+          this.framePrefix(section.frame),
+          section.frame.invoke(
+            outlineScript,
+            "describe",
+            this.generation,
+            frameIds.map((id) => id - section.first),
+          ) as Promise<ElementDescription[]>,
+        ]);
+        descriptions.forEach((d, i) => {
+          const id = frameIds[i]!;
+          found.set(id, { id, frameId: section.frame.id, ...d, xpath: prefix + d.xpath });
+        });
+      }),
+    ).catch((error: unknown) => {
+      throw staleError(error, this.url);
+    });
+    return ids.map((id) => found.get(id)!);
+  }
+
+  /** The URL of every link in the snapshot, by id (for extraction of URL fields). */
+  async urls(): Promise<Map<number, string>> {
+    const map = new Map<number, string>();
+    await Promise.all(
+      this.sections.map(async (section) => {
+        const pairs = await section.frame
+          .invoke(outlineScript, "urls", this.generation)
+          .catch((error: unknown) => {
+            throw staleError(error, this.url);
+          });
+        for (const [local, url] of pairs) map.set(section.first + local, url);
+      }),
+    );
+    return map;
+  }
+
+  /** A handle to the element of an id, while it is still in the page. */
+  async handle(id: number): Promise<{ frame: Frame; handle: ElementHandle }> {
+    const section = this.section(id);
+    if (!section)
+      throw new ServiceElementNotFoundError(`[${id}]`, `(no such id in the snapshot of ${this.url})`);
+    const handle = await section.frame
+      .invokeForHandle(outlineScript, "element", this.generation, id - section.first)
+      .catch((error: unknown) => {
+        throw staleError(error, this.url);
+      });
+    if (!handle)
+      throw new ServiceElementNotFoundError(`[${id}]`, "(the element left the page after the snapshot)");
+    return { frame: section.frame, handle };
+  }
+
+  /** The protocol's backend node id of an id's element. */
+  async backendNodeId(id: number): Promise<number> {
+    const { frame, handle } = await this.handle(id);
+    try {
+      return await frame.backendNodeId(handle);
+    } finally {
+      void frame.release(handle);
+    }
+  }
+
+  /** XPath of the <iframe> chain above a frame ('' for the main frame). */
+  private framePrefix(frame: Frame): Promise<string> {
+    let pending = this.prefixes.get(frame);
+    if (!pending) {
+      pending = frameXPathPrefix(frame, (parent) => this.framePrefix(parent));
+      this.prefixes.set(frame, pending);
+    }
+    return pending;
+  }
+}
+
+/** XPath of the <iframe> chain above a frame ('' for the main frame). */
+async function frameXPathPrefix(
+  frame: Frame,
+  prefixOf: (frame: Frame) => Promise<string> = (parent) => frameXPathPrefix(parent),
+): Promise<string> {
+  const parent = frame.parent;
+  if (!parent) return "";
+  const owner = await frame.ownerElement();
+  try {
+    const [above, own] = await Promise.all([
+      prefixOf(parent),
+      parent.invoke(outlineScript, "xpathOf", owner),
+    ]);
+    return above + own;
+  } finally {
+    void parent.release(owner);
+  }
+}
+
+/**
+ * The absolute XPath of an element (from the top document, through iframes and shadow roots), in
+ * the form snapshot ids map to, so that whatever selector found an element it is reported one way.
+ */
+export async function absoluteXPath(frame: Frame, handle: ElementHandle): Promise<string> {
+  const [prefix, own] = await Promise.all([
+    frameXPathPrefix(frame),
+    frame.invoke(outlineScript, "xpathOf", handle),
+  ]);
+  return prefix + own;
+}
+
+function staleError(error: unknown, url: string): ServiceError {
+  if (error instanceof ServiceError && !error.message.includes("is gone")) return error;
+  return new ServiceDomProcessError(
+    `The snapshot of ${url} no longer matches the page (it navigated or re-rendered). Take a new snapshot.`,
+    { cause: error },
+  );
+}
+
+/** Resolves ignoreSelectors: plain CSS applies in every frame; XPath and `>>` selectors name elements. */
+async function resolveIgnored(
+  page: Page,
+  selectors: string[],
+): Promise<{ css: string[]; handles: Map<Frame, ElementHandle[]> }> {
+  const css: string[] = [];
+  const handles = new Map<Frame, ElementHandle[]>();
+  for (const selector of selectors) {
+    const steps = parseDeepSelector(selector);
+    if (steps.length === 1 && steps[0]!.kind === "css") {
+      css.push(steps[0]!.value);
+      continue;
+    }
+    const locator = page.deepLocator(selector);
+    const count = await locator.count().catch(() => 0);
+    for (let i = 0; i < count; i++) {
+      const el = await locator
+        .nth(i)
+        .resolve({ timeout: 0 })
+        .catch(() => undefined);
+      if (el) handles.set(el.frame, [...(handles.get(el.frame) ?? []), el.handle]);
+    }
+  }
+  return { css, handles };
+}
+
+/** Takes a snapshot of the page (all frames), or of the subtree `selector` names. */
+export async function takeSnapshot(page: Page, options: SnapshotOptions = {}): Promise<Snapshot> {
+  if (options.domSettleTimeout !== 0) await waitForSettled(page, options.domSettleTimeout ?? 30_000);
+  const generation = ++generations;
+  let root: { frame: Frame; handle: ElementHandle } | undefined;
+  if (options.selector) {
+    try {
+      root = await page.deepLocator(options.selector).resolve({ timeout: 0 });
+    } catch (error) {
+      if (error instanceof ServiceError && !(error instanceof ServiceElementNotFoundError)) {
+        throw new ServiceElementNotFoundError(options.selector, `(${error.message})`);
+      }
+      throw error;
+    }
+  }
+  const ignored = await resolveIgnored(page, options.ignoreSelectors ?? []);
+  const sections: FrameSection[] = [];
+  let nextId = 1;
+
+  const capture = async (frame: Frame, scope: ElementHandle | null, baseDepth: number): Promise<string> => {
+    const excluded = ignored.handles.get(frame) ?? [];
+    const run = () =>
+      frame.invoke(
+        outlineScript,
+        "capture",
+        { generation, idOffset: nextId - 1, baseDepth, ignoreCss: ignored.css },
+        scope,
+        ...excluded,
+      ) as Promise<CaptureResult>;
+    let result = await run();
+    // Custom elements the page hook never saw get a closed root attached? Ask the protocol once.
+    if (result.unknownHosts > 0 && (await frame.discoverClosedShadowRoots()) > 0) result = await run();
+    if (result.count > 0) sections.push({ frame, first: nextId, last: nextId + result.count - 1 });
+    nextId += result.count;
+    if (result.iframeDepths.length === 0) return result.text;
+
+    const children = await Promise.all(
+      result.iframeDepths.map(async (_, k) => {
+        const iframe = await frame.invokeForHandle(outlineScript, "iframeAt", generation, k);
+        if (!iframe) return undefined;
+        try {
+          return await page.contentFrame(frame, iframe);
+        } finally {
+          void frame.release(iframe);
+        }
+      }),
+    );
+    // Placeholder lines are spliced out (with their indentation): the child's text is indented already.
+    const pieces = result.text.split(new RegExp(` *${FRAME_MARKER_START}(\\d+)${FRAME_MARKER_END}`));
+    let text = pieces[0]!;
+    for (let i = 1; i < pieces.length; i += 2) {
+      const k = Number(pieces[i]);
+      const child = children[k];
+      let childText = "";
+      if (child && !child.detached) {
+        childText = await capture(child, null, result.iframeDepths[k]!).catch((error: unknown) => {
+          // A frame that navigates away mid-capture is shown empty rather than failing the snapshot.
+          if (
+            child.detached ||
+            (error instanceof ServiceError && /gone|detached|closed/i.test(error.message))
+          )
+            return "";
+          throw error;
+        });
+      }
+      let after = pieces[i + 1]!;
+      if (!childText) {
+        // Drop the placeholder's line entirely.
+        if (text.endsWith("\n")) text = text.slice(0, -1);
+        else if (after.startsWith("\n")) after = after.slice(1);
+      }
+      text += childText + after;
+    }
+    return text;
+  };
+
+  let text: string;
+  try {
+    text = await capture(root?.frame ?? page.mainFrame(), root?.handle ?? null, 0);
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    throw new ServiceDomProcessError(`Could not read the page ${page.url()}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  } finally {
+    if (root) void root.frame.release(root.handle);
+    for (const [frame, list] of ignored.handles) for (const h of list) void frame.release(h);
+  }
+
+  const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : options.tokenBudget;
+  let estimated = estimateTokens(text);
+  let truncated = false;
+  if (budget !== false && estimated > budget) {
+    text = fitToBudget(text, budget, options.instruction ?? "");
+    estimated = estimateTokens(text);
+    truncated = true;
+  }
+  return new Snapshot({ page, generation, text, truncated, estimatedTokens: estimated, sections });
+}

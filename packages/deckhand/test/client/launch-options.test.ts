@@ -1,0 +1,270 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type AuthProxy,
+  type FixtureServer,
+  type HttpsFixtureServer,
+  startAuthProxy,
+  startFixtureServer,
+  startHttpsServer,
+  waitForNoChrome,
+} from "@deckhand/testkit";
+import { DEFAULT_ARGS, Deckhand, type LogLine, ServiceInitError, ServiceNavigationError } from "deckhand";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { browserArgs, browserProcess, QUIET_ARGS, startDeckhand, testOptions } from "../support/browser.ts";
+
+let site: FixtureServer;
+beforeAll(async () => {
+  site = await startFixtureServer();
+});
+afterAll(async () => {
+  await site.close();
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function withDeckhand<T>(dh: Deckhand, fn: (dh: Deckhand) => Promise<T>): Promise<T> {
+  try {
+    return await fn(dh);
+  } finally {
+    await dh.close();
+  }
+}
+
+describe("arguments", () => {
+  test("headless is the default", async () => {
+    await withDeckhand(await startDeckhand(), async (dh) => {
+      expect(await browserArgs(dh)).toContain("--headless");
+      expect(await dh.page.evaluate("navigator.userAgent")).toContain("HeadlessChrome");
+    });
+  });
+
+  test("headless: false starts a windowed browser (here it needs a display, and says so)", async () => {
+    const env = process.env.DISPLAY;
+    delete process.env.DISPLAY;
+    try {
+      const dh = new Deckhand(testOptions({ headless: false, connectTimeoutMs: 10_000 }));
+      const error = await dh.init().then(
+        async () => {
+          // A machine with a display (or ozone headless fallback) starts it: check it is windowed.
+          expect(await browserArgs(dh)).not.toContain("--headless");
+          await dh.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      if (error) {
+        expect(error).toBeInstanceOf(ServiceInitError);
+        expect((error as Error).message).toMatch(/X server|DISPLAY|ozone|display/i);
+      }
+    } finally {
+      if (env !== undefined) process.env.DISPLAY = env;
+    }
+  });
+
+  test("the spec's five defaults come before the caller's args", async () => {
+    await withDeckhand(await startDeckhand({ args: ["--deckhand-test-flag=1"] }), async (dh) => {
+      const args = await browserArgs(dh);
+      const mine = args.indexOf("--deckhand-test-flag=1");
+      expect(mine).toBeGreaterThan(-1);
+      for (const d of DEFAULT_ARGS) {
+        expect(args).toContain(d);
+        expect(args.indexOf(d)).toBeLessThan(mine);
+      }
+      expect(DEFAULT_ARGS).toEqual([
+        "--remote-allow-origins=*",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-dev-shm-usage",
+        "--site-per-process",
+      ]);
+    });
+  });
+
+  test("ignoreDefaultArgs: true drops every default", async () => {
+    await withDeckhand(await startDeckhand({ ignoreDefaultArgs: true }), async (dh) => {
+      const args = await browserArgs(dh);
+      // --no-first-run is among QUIET_ARGS the tests pass themselves, so check the others.
+      for (const d of DEFAULT_ARGS.filter((a) => !QUIET_ARGS.includes(a))) expect(args).not.toContain(d);
+    });
+  });
+
+  test("ignoreDefaultArgs: [list] drops exactly those", async () => {
+    await withDeckhand(
+      await startDeckhand({ ignoreDefaultArgs: ["--disable-dev-shm-usage"] }),
+      async (dh) => {
+        const args = await browserArgs(dh);
+        expect(args).not.toContain("--disable-dev-shm-usage");
+        expect(args).toContain("--site-per-process");
+        expect(args).toContain("--remote-allow-origins=*");
+      },
+    );
+  });
+
+  test("devtools opens DevTools for each tab", async () => {
+    await withDeckhand(await startDeckhand({ devtools: true }), async (dh) => {
+      expect(await browserArgs(dh)).toContain("--auto-open-devtools-for-tabs");
+    });
+  });
+
+  test("executablePath is the browser that runs", async () => {
+    await withDeckhand(await startDeckhand({ executablePath: "/usr/lib/chromium/chromium" }), async (dh) => {
+      const { pid } = await browserProcess(dh);
+      const { readlink } = await import("node:fs/promises");
+      expect(await readlink(`/proc/${pid}/exe`)).toBe("/usr/lib/chromium/chromium");
+    });
+  });
+});
+
+describe("port", () => {
+  test("a given port is the DevTools port", async () => {
+    const port = await freePort();
+    await withDeckhand(await startDeckhand({ port }), async (dh) => {
+      expect(new URL(dh.connectURL()).port).toBe(String(port));
+      const version = (await (await fetch(`http://127.0.0.1:${port}/json/version`)).json()) as {
+        Browser: string;
+      };
+      expect(version.Browser).toMatch(/Chrome/);
+    });
+  });
+
+  test("without a port a free one is picked", async () => {
+    await withDeckhand(await startDeckhand(), async (dh) => {
+      expect(Number(new URL(dh.connectURL()).port)).toBeGreaterThan(0);
+    });
+  });
+
+  test("a port in use fails with ServiceInitError saying so", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const { port } = server.address() as { port: number };
+    try {
+      const dh = new Deckhand(testOptions({ port, connectTimeoutMs: 8_000 }));
+      const error = await dh.init().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceInitError);
+      expect((error as Error).message).toContain(String(port));
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("userDataDir and viewport", () => {
+  test("a cookie set in one run is there in the next run on the same userDataDir", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "deckhand-test-userdata-"));
+    try {
+      await withDeckhand(await startDeckhand({ userDataDir: dir }), async (dh) => {
+        await dh.page.goto(site.url("/set-cookie?name=flavour&value=oatmeal"));
+      });
+      await withDeckhand(await startDeckhand({ userDataDir: dir }), async (dh) => {
+        await dh.page.goto(site.url("/echo-cookies"));
+        expect(await dh.page.locator("#cookies").textContent()).toContain("flavour=oatmeal");
+      });
+      expect(await waitForNoChrome(dir, 5_000)).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the viewport sets the page's size, for new tabs too", async () => {
+    await withDeckhand(await startDeckhand({ viewport: { width: 1000, height: 640 } }), async (dh) => {
+      expect(await dh.page.evaluate("[innerWidth, innerHeight]")).toEqual([1000, 640]);
+      const second = await dh.context.newPage();
+      expect(await second.evaluate("[innerWidth, innerHeight]")).toEqual([1000, 640]);
+    });
+  });
+});
+
+describe("proxy", () => {
+  let proxy: AuthProxy;
+  beforeAll(async () => {
+    proxy = await startAuthProxy({ username: "deck", password: "s3cret-proxy-pw" });
+  });
+  afterAll(async () => {
+    await proxy.close();
+  });
+
+  test("pages load through a proxy that requires credentials, answered over CDP", async () => {
+    const lines: LogLine[] = [];
+    const dh = await startDeckhand(
+      {
+        proxy: { server: proxy.server, bypass: "<-loopback>", username: "deck", password: "s3cret-proxy-pw" },
+      },
+      { verbose: 2, logger: (line) => lines.push(line) },
+    );
+    await withDeckhand(dh, async () => {
+      const url = site.url("/index.html");
+      expect(await dh.page.goto(url)).toBe(200);
+      expect(await dh.page.title()).toBe("Deckhand fixture");
+      expect(proxy.proxiedRequests).toContain(url);
+      expect(proxy.authFailures).toBeGreaterThan(0);
+    });
+    expect(lines.length).toBeGreaterThan(0);
+    expect(JSON.stringify(lines)).not.toContain("s3cret-proxy-pw");
+  });
+
+  test("without credentials the proxy refuses, and the page says so", async () => {
+    await withDeckhand(
+      await startDeckhand({ proxy: { server: proxy.server, bypass: "<-loopback>" } }),
+      async (dh) => {
+        const status = await dh.page.goto(site.url("/index.html")).catch((e: unknown) => e);
+        // Chrome either shows the proxy's 407 or fails the navigation: either way not the page.
+        if (typeof status === "number") expect(status).toBe(407);
+        else expect(status).toBeInstanceOf(ServiceNavigationError);
+      },
+    );
+  });
+});
+
+describe("ignoreHTTPSErrors", () => {
+  let https: HttpsFixtureServer;
+  beforeAll(async () => {
+    https = await startHttpsServer();
+  });
+  afterAll(async () => {
+    await https.close();
+  });
+
+  test("a self-signed certificate fails the navigation by default", async () => {
+    await withDeckhand(await startDeckhand(), async (dh) => {
+      const error = await dh.page.goto(https.url("/index.html")).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceNavigationError);
+      expect((error as Error).message).toMatch(/CERT/);
+    });
+  });
+
+  test("with ignoreHTTPSErrors the page loads", async () => {
+    await withDeckhand(await startDeckhand({ ignoreHTTPSErrors: true }), async (dh) => {
+      expect(await dh.page.goto(https.url("/index.html"))).toBe(200);
+      expect(await dh.page.title()).toBe("Deckhand fixture");
+    });
+  });
+});
+
+describe("cdpUrl", () => {
+  test("attaches to a running browser over http:// and close() leaves it running", async () => {
+    const port = await freePort();
+    const owner = await startDeckhand({ port });
+    try {
+      await owner.page.goto(site.url("/index.html"));
+      const guest = new Deckhand(testOptions({ cdpUrl: `http://127.0.0.1:${port}` }));
+      await guest.init();
+      const urls = guest.context.pages().map((p) => p.url());
+      expect(urls).toContain(site.url("/index.html"));
+      await guest.close();
+      // The owner's browser is still alive and usable.
+      expect(await owner.page.evaluate("1 + 1")).toBe(2);
+    } finally {
+      await owner.close();
+    }
+  });
+});

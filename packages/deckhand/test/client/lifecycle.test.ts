@@ -1,0 +1,120 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { leftoverTempDirs, liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
+import { Deckhand, ServiceBrowserClosedError, ServiceError } from "deckhand";
+import { describe, expect, test } from "vitest";
+import { browserProcess, startDeckhand, testOptions } from "../support/browser.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+describe("init() and close()", () => {
+  test("the first page exists after init()", async () => {
+    const dh = await startDeckhand();
+    try {
+      expect(dh.context.pages()).toHaveLength(1);
+      expect(dh.context.activePage()).toBe(dh.page);
+      expect(dh.page.url()).toBe("about:blank");
+    } finally {
+      await dh.close();
+    }
+  });
+
+  test("close() leaves no Chrome process and no temporary profile directory", async () => {
+    const dh = await startDeckhand();
+    const { profile } = await browserProcess(dh);
+    expect(existsSync(profile)).toBe(true);
+    expect(liveChromeProcesses(profile).length).toBeGreaterThan(0);
+    await dh.close();
+    expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+    expect(existsSync(profile)).toBe(false);
+  });
+
+  test("close() twice, and close({ force }) during a close, are safe", async () => {
+    const dh = await startDeckhand();
+    const { profile } = await browserProcess(dh);
+    const first = dh.close();
+    const forced = dh.close({ force: true });
+    await Promise.all([first, forced, dh.close()]);
+    expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+    expect(existsSync(profile)).toBe(false);
+  });
+
+  test("methods after close() say the instance was closed", async () => {
+    const dh = await startDeckhand();
+    await dh.close();
+    expect(() => dh.context).toThrowError(/after close/);
+    await expect(dh.init()).rejects.toThrowError(/closed/);
+  });
+
+  test("with keepAlive, close() only disconnects and the browser keeps running", async () => {
+    const dh = await startDeckhand({}, { keepAlive: true });
+    const endpoint = dh.connectURL();
+    const { profile } = await browserProcess(dh);
+    await dh.close();
+    // Still there: attach to it through cdpUrl, then really close it.
+    const again = new Deckhand(testOptions({ cdpUrl: endpoint }));
+    await again.init();
+    expect(again.context.pages().length).toBeGreaterThan(0);
+    await again.context.browser.connection.root.send("Browser.close").catch(() => undefined);
+    await again.close();
+    expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+    // A keepAlive browser keeps its profile (it is meant to outlive us); this test removes it.
+    expect(existsSync(profile)).toBe(true);
+    await rm(profile, { recursive: true, force: true });
+  });
+});
+
+describe("a browser that dies under Deckhand", () => {
+  test("pending calls fail promptly with ServiceBrowserClosedError, nothing hangs", async () => {
+    const dh = await startDeckhand();
+    const { profile } = await browserProcess(dh);
+    const page = dh.page;
+    const pending = page.evaluate("new Promise(() => {})");
+    const navigation = page
+      .goto("data:text/html,<p>x</p>")
+      .then(() => page.evaluate("new Promise(() => {})"));
+    for (const proc of liveChromeProcesses(profile)) {
+      try {
+        process.kill(proc.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    const started = Date.now();
+    await expect(pending).rejects.toBeInstanceOf(ServiceError);
+    await expect(navigation).rejects.toBeInstanceOf(ServiceError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await expect(page.evaluate("1")).rejects.toBeInstanceOf(ServiceBrowserClosedError);
+    await dh.close();
+    expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+  });
+});
+
+describe("the calling process is killed", () => {
+  test("a SIGKILLed caller leaves no browser and no profile behind", async () => {
+    const node = process.execPath;
+    const script = join(here, "../support/launch-and-wait.ts");
+    const child = spawn(node, ["--conditions=deckhand-source", "--no-warnings", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const profile = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        const match = /PROFILE (\S+)/.exec(out);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.once("exit", (code) => reject(new Error(`the launcher exited early (${code})`)));
+    });
+    expect(liveChromeProcesses(profile).length).toBeGreaterThan(0);
+    child.kill("SIGKILL");
+    expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+    // The watchdog removes the profile right after the browser exits.
+    for (let i = 0; i < 50 && existsSync(profile); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(profile)).toBe(false);
+    expect(leftoverTempDirs("deckhand-profile-")).not.toContain(profile);
+  });
+});

@@ -1,0 +1,91 @@
+import { DeckhandLog, type LogLine, SecretRedactor } from "deckhand";
+import { describe, expect, test } from "vitest";
+import { startDeckhand } from "../support/browser.ts";
+
+describe("log lines", () => {
+  test("a logger receives every line at or below verbose, with category, message, level and timestamp", () => {
+    const lines: LogLine[] = [];
+    const log = new DeckhandLog({ verbose: 1, logger: (l) => lines.push(l) });
+    log.error("browser", "crashed");
+    log.info("init", "ready", { ms: 12, ok: true, where: "here", data: { a: 1 } });
+    log.debug("cdp", "noise");
+    expect(lines.map((l) => [l.category, l.message, l.level])).toEqual([
+      ["browser", "crashed", 0],
+      ["init", "ready", 1],
+    ]);
+    expect(Number.isNaN(Date.parse(lines[0]!.timestamp))).toBe(false);
+    expect(lines[1]!.auxiliary).toEqual({
+      ms: { value: "12", type: "integer" },
+      ok: { value: "true", type: "boolean" },
+      where: { value: "here", type: "string" },
+      data: { value: '{"a":1}', type: "object" },
+    });
+  });
+
+  test("verbose 0 keeps only essential lines and verbose 2 keeps debug lines", () => {
+    const quiet: LogLine[] = [];
+    const loud: LogLine[] = [];
+    for (const [verbose, sink] of [
+      [0, quiet],
+      [2, loud],
+    ] as const) {
+      const log = new DeckhandLog({ verbose, logger: (l) => sink.push(l) });
+      log.error("a", "e");
+      log.info("a", "i");
+      log.debug("a", "d");
+    }
+    expect(quiet.map((l) => l.message)).toEqual(["e"]);
+    expect(loud.map((l) => l.message)).toEqual(["e", "i", "d"]);
+  });
+
+  test("secrets are removed from messages and auxiliary values, and secret-named fields are blanked", () => {
+    const lines: LogLine[] = [];
+    const redactor = new SecretRedactor();
+    redactor.add("sk-live-abcdef123456");
+    redactor.add("hunter2-password");
+    const log = new DeckhandLog({ verbose: 2, logger: (l) => lines.push(l), redactor });
+    log.info("llm", "calling with key sk-live-abcdef123456", {
+      headers: { authorization: "Bearer x" },
+      note: "pw hunter2-password",
+    });
+    log.debug("cfg", "options", { apiKey: "anything-at-all", nested: { password: "p" } });
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain("sk-live-abcdef123456");
+    expect(text).not.toContain("hunter2-password");
+    expect(text).not.toContain("anything-at-all");
+    expect(text).not.toContain("Bearer x");
+    expect(text).toContain("[redacted]");
+  });
+
+  test("a throwing logger does not break the caller", () => {
+    const log = new DeckhandLog({
+      verbose: 2,
+      logger: () => {
+        throw new Error("bad logger");
+      },
+    });
+    expect(() => log.info("x", "y")).not.toThrow();
+  });
+
+  test("disablePino with no logger is silent (nothing is delivered)", () => {
+    const log = new DeckhandLog({ verbose: 2, disablePino: true });
+    expect(log.enabled(0)).toBe(false);
+  });
+});
+
+describe("the client's logging", () => {
+  test("init logs through the logger, and the model key never appears", async () => {
+    const lines: LogLine[] = [];
+    const dh = await startDeckhand(
+      {},
+      {
+        verbose: 2,
+        logger: (l) => lines.push(l),
+        model: { modelName: "openai/gpt-4.1-mini", apiKey: "sk-test-never-logged-9876" },
+      },
+    );
+    await dh.close();
+    expect(lines.some((l) => l.category === "init")).toBe(true);
+    expect(JSON.stringify(lines)).not.toContain("sk-test-never-logged-9876");
+  });
+});

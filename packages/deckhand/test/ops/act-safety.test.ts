@@ -1,0 +1,235 @@
+// act never claims a success it did not have: a covered click is a failure, an observed Action
+// is checked against what it pointed at, selfHeal retries once (and says so) when the page
+// changed under the chosen element, and a deadline abandons the call with a typed error.
+
+import { match } from "@deckhand/testkit";
+import { type Deckhand, ServiceError, ServiceTimeoutError } from "deckhand";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  anotherDeckhand,
+  idOf,
+  MODES,
+  type OpsFixture,
+  onAct,
+  open,
+  opsFixture,
+  requestsOf,
+  step,
+  textOf,
+} from "./helpers.ts";
+
+describe.each(MODES)("%s", (mode) => {
+  let fx: OpsFixture;
+  /** The same browser and model, with selfHeal off. */
+  let strict: Deckhand;
+  beforeAll(async () => {
+    fx = await opsFixture(mode);
+    strict = await anotherDeckhand(fx, { selfHeal: false });
+  });
+  afterAll(async () => {
+    await strict?.close();
+    await fx?.close();
+  });
+  afterEach(() => {
+    fx.model.clear();
+  });
+
+  describe("clicks that would land elsewhere", () => {
+    it("reports a click swallowed by an overlay as a failure", async () => {
+      const page = await open(fx, "overlay.html");
+      // First the covered button; told why that failed, the model gives up.
+      onAct(fx.model, (request) =>
+        request.lastUserText.includes("failed")
+          ? step({ elementId: -1, method: "click", description: "nothing clickable fits" })
+          : step({ elementId: idOf(request, "button: Covered button"), method: "click" }),
+      );
+      const result = await fx.dh.act("click the covered button");
+      expect(result.success).toBe(false);
+      expect(await textOf(page, "#log")).toBe("");
+      // The model was told what covers the button.
+      expect(fx.model.lastRequest?.lastUserText).toMatch(/covered by another element: <div id="overlay">/);
+    });
+
+    it("reaches a covered button once the model has cleared what covers it", async () => {
+      const page = await open(fx, "overlay.html");
+      onAct(fx.model, (request) => {
+        if (request.lastUserText.includes("Steps already done"))
+          return step({ elementId: idOf(request, "button: Behind banner"), method: "click" });
+        if (request.lastUserText.includes("failed"))
+          return step({
+            elementId: idOf(request, "button: Accept cookies"),
+            method: "click",
+            completed: false,
+          });
+        return step({ elementId: idOf(request, "button: Behind banner"), method: "click" });
+      });
+      const result = await fx.dh.act("click the button behind the banner");
+      expect(result.success).toBe(true);
+      expect(result.message).toContain("Self-healed");
+      expect(await textOf(page, "#log")).toBe("cookies accepted\nbehind-banner clicked\n");
+    });
+  });
+
+  describe("act(action) checks its target", () => {
+    /** observe's Action for the Increment button of index.html. */
+    async function observeIncrement(dh: Deckhand) {
+      fx.model.on(match.schemaName("observe"), (request) => ({
+        elements: [{ elementId: idOf(request, "button: Increment"), description: "the Increment button" }],
+      }));
+      const [action] = await dh.observe("find the increment button");
+      fx.model.clear();
+      return action!;
+    }
+
+    /** Puts a different button where the Increment button was (its XPath now leads there). */
+    function insertButtonBefore(dh: Deckhand) {
+      return dh.page.evaluate(() => {
+        const other = document.createElement("button");
+        other.textContent = "Delete everything";
+        other.addEventListener("click", () => {
+          document.title = "deleted";
+        });
+        document.getElementById("increment")!.before(other);
+      });
+    }
+
+    it("acts on a look-alike that replaced the observed element (same role and name)", async () => {
+      const page = await open(fx, "dynamic.html");
+      fx.model.on(match.schemaName("observe"), (request) => ({
+        elements: [{ elementId: idOf(request, "button: Replace me"), description: "Replace me button" }],
+      }));
+      const [action] = await fx.dh.observe("find the replace me button");
+      // The page swaps the button for a clone of itself.
+      await page.locator("#replace-me").click();
+      const calls = fx.model.callCount;
+      const result = await fx.dh.act(action!);
+      expect(result.success).toBe(true);
+      expect(await textOf(page, "#log")).toBe("original clicked\nreplacement clicked\n");
+      expect(fx.model.callCount).toBe(calls);
+    });
+
+    it("refuses to act when the selector now leads to a different element", async () => {
+      const page = await open(fx, "index.html", strict);
+      const action = await observeIncrement(strict);
+      await insertButtonBefore(strict);
+      const result = await strict.act(action);
+      expect(result.success).toBe(false);
+      expect(result.message).toContain('now leads to button "Delete everything", not button "Increment"');
+      expect(await page.title()).not.toBe("deleted");
+      expect(await textOf(page, "#count")).toBe("0");
+    });
+
+    it("finds the element again from its description with selfHeal", async () => {
+      const page = await open(fx, "index.html");
+      const action = await observeIncrement(fx.dh);
+      await insertButtonBefore(fx.dh);
+      fx.model.on(match.schemaName("observe"), (request) => ({
+        elements: [{ elementId: idOf(request, "button: Increment"), description: "the Increment button" }],
+      }));
+      const result = await fx.dh.act(action);
+      expect(result.success).toBe(true);
+      expect(result.message).toContain("Self-healed");
+      expect(result.actions?.[0]?.selector).toBe("/html[1]/body[1]/button[2]");
+      expect(await textOf(page, "#count")).toBe("1");
+      expect(await page.title()).not.toBe("deleted");
+      // Healing asked the model about the description, not the stale selector.
+      expect(fx.model.lastRequest?.lastUserText).toContain("Find: the Increment button");
+    });
+  });
+
+  describe("selfHeal in act(instruction)", () => {
+    /** The model answers with the Increment button, but the page re-renders it before the click. */
+    function scriptReplacedBeforeClick(dh: Deckhand) {
+      let replaced = false;
+      onAct(fx.model, async (request) => {
+        const answer = step({ elementId: idOf(request, "button: Increment"), method: "click" });
+        if (!replaced) {
+          replaced = true;
+          await dh.page.evaluate(() => {
+            const old = document.getElementById("increment")!;
+            const fresh = old.cloneNode(true);
+            fresh.addEventListener("click", () => {
+              const count = document.getElementById("count")!;
+              count.textContent = String(Number(count.textContent) + 1);
+            });
+            old.replaceWith(fresh);
+          });
+        }
+        return answer;
+      });
+    }
+
+    it("reads the page again and retries once when the chosen element was replaced", async () => {
+      const page = await open(fx, "index.html");
+      scriptReplacedBeforeClick(fx.dh);
+      const before = requestsOf(fx.model, "act").length;
+      const result = await fx.dh.act("click increment");
+      expect(result.success).toBe(true);
+      expect(result.message).toMatch(/Self-healed: the first attempt failed/);
+      expect(await textOf(page, "#count")).toBe("1");
+      const asked = requestsOf(fx.model, "act").slice(before);
+      expect(asked).toHaveLength(2);
+      expect(asked[1]!.lastUserText).toContain("The previous attempt");
+    });
+
+    it("reports the failure instead when selfHeal is off", async () => {
+      const page = await open(fx, "index.html", strict);
+      scriptReplacedBeforeClick(strict);
+      const result = await strict.act("click increment");
+      expect(result.success).toBe(false);
+      expect(result.message).toContain("the element left the page after the snapshot");
+      expect(await textOf(page, "#count")).toBe("0");
+    });
+  });
+
+  describe("timeout", () => {
+    it("abandons act at the deadline with ServiceTimeoutError, and does nothing afterwards", async () => {
+      const page = await open(fx, "index.html");
+      onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Increment"), method: "click" }), {
+        latencyMs: 1_000,
+      });
+      const started = Date.now();
+      const error = await fx.dh.act("click increment", { timeout: 250 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceTimeoutError);
+      expect(error).toBeInstanceOf(ServiceError);
+      expect(Date.now() - started).toBeLessThan(900);
+      // The model's late answer is not carried out.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await textOf(page, "#count")).toBe("0");
+    });
+
+    it("stops waiting for a covered target by the deadline, and does not click after it", async () => {
+      const page = await open(fx, "overlay.html", strict);
+      let answered = false;
+      onAct(fx.model, (request) => {
+        answered = true;
+        return step({ elementId: idOf(request, "button: Behind banner"), method: "click" });
+      });
+      const started = Date.now();
+      // Either outcome is fine (a timeout, or the failed click reported just before the deadline)...
+      const outcome = await strict
+        .act("click the button behind the banner", { timeout: 2_500 })
+        .catch((error: unknown) => error);
+      if (!(outcome instanceof ServiceTimeoutError)) expect(outcome).toMatchObject({ success: false });
+      expect(Date.now() - started).toBeLessThan(2_900);
+      // ...as long as the click was waiting for the banner when it ended,
+      expect(answered).toBe(true);
+      // and does not land once the banner goes away.
+      await page.evaluate(() => document.getElementById("cookie-banner")!.remove());
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(await textOf(page, "#log")).toBe("");
+    });
+
+    it("leaves the page usable: the next act works", async () => {
+      const page = await open(fx, "index.html");
+      onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Increment"), method: "click" }), {
+        latencyMs: 2_000,
+      });
+      await expect(fx.dh.act("click increment", { timeout: 200 })).rejects.toThrow(ServiceTimeoutError);
+      fx.model.clear();
+      onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Increment"), method: "click" }));
+      expect((await fx.dh.act("click increment", { timeout: 5_000 })).success).toBe(true);
+      expect(await textOf(page, "#count")).toBe("1");
+    });
+  });
+});
