@@ -1,0 +1,53 @@
+// The text of `deckhand-server --help`: every flag and environment variable.
+
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_HOST,
+  DEFAULT_MAX_BROWSERS,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_PORT,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+  DEFAULT_SESSIONS_PER_BROWSER,
+} from "../defaults.ts";
+import { DEFAULT_DATA_DIR } from "../store/open-store.ts";
+
+export const HELP = `deckhand-server: the Deckhand service (browser sessions with AI operations over HTTP)
+
+Usage:
+  deckhand-server [options]                 start the service
+  deckhand-server keys create [--name N] [--project ID] [--json]
+                                            create an API key and print it (shown only this once)
+  deckhand-server keys list [--json]        list API keys (never the keys themselves)
+  deckhand-server keys revoke <id>          revoke an API key; it stops working at once
+  deckhand-server --help                    show this text
+
+Options:
+  --host HOST                   address to listen on (default ${DEFAULT_HOST}; 0.0.0.0 for every interface)
+  --port PORT                   TCP port (default ${DEFAULT_PORT}; 0 picks a free one)
+  --data-dir DIR                directory of the embedded SQLite database (default ./${DEFAULT_DATA_DIR})
+  --database-url URL            use PostgreSQL at URL instead of SQLite (also DATABASE_URL)
+  --max-sessions N              most active browser sessions; more answer 429 (default ${DEFAULT_MAX_SESSIONS})
+  --session-idle-timeout SECS   end a session after this many seconds without a request
+                                (default ${DEFAULT_SESSION_IDLE_TIMEOUT_MS / 1000})
+  --body-limit BYTES            largest request body; larger answer 413 (default ${DEFAULT_BODY_LIMIT})
+  --max-browsers N              most Chromium processes the sessions share (default ${DEFAULT_MAX_BROWSERS})
+  --sessions-per-browser N      sessions (isolated browser contexts) a browser takes before another starts
+                                (default ${DEFAULT_SESSIONS_PER_BROWSER})
+  --browser-arg ARG             an extra Chromium argument for the pool's browsers (repeatable), e.g.
+                                --browser-arg=--disable-background-networking
+  --name NAME                   keys create: a label for the key
+  --project ID                  keys create: the project the key belongs to (default: a new project)
+  --json                        keys create / keys list: print JSON
+  -h, --help                    show this text
+
+Environment:
+  DATABASE_URL          PostgreSQL connection URL, as --database-url (the flag wins)
+  DECKHAND_API_KEYS     comma-separated API keys accepted besides the stored ones; with none set and no
+                        key stored, the first start creates a key and prints it once
+  DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
+  CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
+
+The service logs JSON lines to stdout. API keys are stored as SHA-256 hashes; model keys
+(x-model-api-key) and variable values are never stored or logged.
+The API is described at GET /v1/openapi.json (no key needed).
+`;

@@ -1,0 +1,172 @@
+// Command-line parsing: `node:util` parseArgs, then checks that each value makes sense, with
+// errors that say what is valid.
+
+import { parseArgs } from "node:util";
+import type { LogLevel } from "../logger.ts";
+
+export interface StoreLocation {
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+export interface ServeOptions extends StoreLocation {
+  host?: string;
+  port?: number;
+  maxSessions?: number;
+  sessionIdleTimeoutMs?: number;
+  bodyLimit?: number;
+  logLevel?: LogLevel;
+  maxBrowsers?: number;
+  sessionsPerBrowser?: number;
+  browserArgs?: string[];
+}
+
+export type Command =
+  | { kind: "help" }
+  | ({ kind: "serve" } & ServeOptions)
+  | ({ kind: "keys-create"; name?: string; projectId?: string; json: boolean } & StoreLocation)
+  | ({ kind: "keys-list"; json: boolean } & StoreLocation)
+  | ({ kind: "keys-revoke"; id: string } & StoreLocation);
+
+export class UsageError extends Error {}
+
+const OPTIONS = {
+  host: { type: "string" },
+  port: { type: "string" },
+  "data-dir": { type: "string" },
+  "database-url": { type: "string" },
+  "max-sessions": { type: "string" },
+  "session-idle-timeout": { type: "string" },
+  "body-limit": { type: "string" },
+  "max-browsers": { type: "string" },
+  "sessions-per-browser": { type: "string" },
+  "browser-arg": { type: "string", multiple: true },
+  name: { type: "string" },
+  project: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const SERVE_ONLY = [
+  "host",
+  "port",
+  "max-sessions",
+  "session-idle-timeout",
+  "body-limit",
+  "max-browsers",
+  "sessions-per-browser",
+  "browser-arg",
+] as const;
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+const VALID = Object.keys(OPTIONS)
+  .map((name) => `--${name}`)
+  .join(", ");
+
+function integer(
+  flag: string,
+  value: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new UsageError(
+      `--${flag} must be a whole number from ${min} to ${max}; got ${JSON.stringify(value)}.`,
+    );
+  }
+  return n;
+}
+
+function positiveNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`--${flag} must be a number greater than 0; got ${JSON.stringify(value)}.`);
+  }
+  return n;
+}
+
+export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true }>
+  >;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      const flag = /'([^']+)'/.exec((error as Error).message)?.[1] ?? "";
+      throw new UsageError(`Unknown option ${flag}. Valid options: ${VALID}. See deckhand-server --help.`);
+    }
+    throw new UsageError(`${(error as Error).message} See deckhand-server --help.`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: "help" };
+
+  const location: StoreLocation = {};
+  if (values["data-dir"] !== undefined) location.dataDir = values["data-dir"];
+  const databaseUrl = values["database-url"] ?? env.DATABASE_URL;
+  if (databaseUrl) location.databaseUrl = databaseUrl;
+
+  const [command, subcommand, ...rest] = positionals;
+  if (command === undefined) {
+    const serve: ServeOptions = { ...location };
+    if (values.host !== undefined) serve.host = values.host;
+    const port = integer("port", values.port, 0, 65535);
+    if (port !== undefined) serve.port = port;
+    const maxSessions = integer("max-sessions", values["max-sessions"], 1);
+    if (maxSessions !== undefined) serve.maxSessions = maxSessions;
+    const idle = positiveNumber("session-idle-timeout", values["session-idle-timeout"]);
+    if (idle !== undefined) serve.sessionIdleTimeoutMs = idle * 1000;
+    const bodyLimit = integer("body-limit", values["body-limit"], 1);
+    if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
+    const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);
+    if (maxBrowsers !== undefined) serve.maxBrowsers = maxBrowsers;
+    const perBrowser = integer("sessions-per-browser", values["sessions-per-browser"], 1);
+    if (perBrowser !== undefined) serve.sessionsPerBrowser = perBrowser;
+    if (values["browser-arg"]?.length) serve.browserArgs = values["browser-arg"];
+    const logLevel = env.DECKHAND_LOG_LEVEL;
+    if (logLevel) {
+      if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+        throw new UsageError(
+          `DECKHAND_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}; got ${JSON.stringify(logLevel)}.`,
+        );
+      }
+      serve.logLevel = logLevel as LogLevel;
+    }
+    for (const flag of ["name", "project", "json"] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} belongs to the keys commands.`);
+    }
+    return { kind: "serve", ...serve };
+  }
+
+  if (command !== "keys") {
+    throw new UsageError(
+      `Unknown command ${JSON.stringify(command)}. Commands: keys create, keys list, keys revoke <id>.`,
+    );
+  }
+  for (const flag of SERVE_ONLY) {
+    if (values[flag] !== undefined)
+      throw new UsageError(`--${flag} is an option of the server, not of keys commands.`);
+  }
+  const json = values.json ?? false;
+  if (subcommand === "create" && rest.length === 0) {
+    return {
+      kind: "keys-create",
+      json,
+      ...location,
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values.project !== undefined ? { projectId: values.project } : {}),
+    };
+  }
+  if (values.name !== undefined || values.project !== undefined) {
+    throw new UsageError("--name and --project belong to keys create.");
+  }
+  if (subcommand === "list" && rest.length === 0) return { kind: "keys-list", json, ...location };
+  if (subcommand === "revoke" && rest.length === 1) return { kind: "keys-revoke", id: rest[0]!, ...location };
+  if (subcommand === "revoke")
+    throw new UsageError("keys revoke takes one key id: deckhand-server keys revoke <id>.");
+  throw new UsageError("Use keys create [--name N], keys list, or keys revoke <id>.");
+}

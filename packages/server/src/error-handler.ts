@@ -1,0 +1,179 @@
+// Every error leaves the service as `{ success: false, error, code }` with a fitting status. What
+// the client reads is decided here, in one place: messages written for callers (ApiError, request
+// validation, Deckhand's own errors) go out as they are; anything else is an internal error whose
+// details (message, stack, cause) go only to the log, under the request id the client is given.
+
+import { ServiceError } from "deckhand";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
+import { ApiError } from "./errors.ts";
+import { redactSecrets, redactUrlKey } from "./redact.ts";
+import type { ErrorBody, ErrorDetails } from "./schemas/common.ts";
+
+export interface PublicError {
+  statusCode: number;
+  body: ErrorBody;
+  /** True when the client got a generic message and the real cause must be logged. */
+  internal: boolean;
+}
+
+// Deckhand error codes whose cause is the caller's input or the caller's cancellation.
+const SERVICE_ERROR_STATUS: Record<string, number> = {
+  INVALID_ARGUMENT: 400,
+  INVALID_OPTIONS: 400,
+  INVALID_MODEL_FORMAT: 400,
+  MISSING_LLM_CONFIGURATION: 400,
+  UNSUPPORTED_MODEL: 400,
+  SCHEMA_VALIDATION: 422,
+  // The page does not have what the operation was asked to act on.
+  ELEMENT_NOT_FOUND: 422,
+  XPATH_RESOLUTION: 422,
+  CONTENT_FRAME_NOT_FOUND: 422,
+  SHADOW_ROOT_MISSING: 422,
+  IFRAME: 422,
+  CLICK: 422,
+  // Someone else failed: the web site, or the model provider's answer.
+  NAVIGATION: 502,
+  LLM_RESPONSE: 502,
+  SESSION_NOT_FOUND: 404,
+  TIMEOUT: 504,
+  CANCELLED: 499,
+};
+
+const FASTIFY_ERRORS: Record<
+  string,
+  { statusCode: number; code: string; message?: (limit: number) => string }
+> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    statusCode: 413,
+    code: "BODY_TOO_LARGE",
+    message: (limit) => `The request body is larger than this service accepts (${limit} bytes).`,
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    statusCode: 415,
+    code: "UNSUPPORTED_MEDIA_TYPE",
+    message: () => "Send the request body as JSON, with the header content-type: application/json.",
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    statusCode: 400,
+    code: "INVALID_JSON",
+    message: () => "The request body is not valid JSON.",
+  },
+};
+
+/** `/options/timeout` -> `options.timeout`, `/actions/0/selector` -> `actions[0].selector`. */
+function fieldName(instancePath: string): string {
+  return instancePath
+    .split("/")
+    .filter((part) => part !== "")
+    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), "");
+}
+
+function validationMessage(error: FastifyError): string {
+  const context = error.validationContext ?? "request";
+  const where =
+    context === "headers" ? "header" : context === "params" ? "path parameter" : `${context} field`;
+  const problems = (error.validation ?? []).slice(0, 5).map((issue) => {
+    const field = fieldName(issue.instancePath);
+    return field ? `${where} \`${field}\`: ${issue.message}` : `${context}: ${issue.message}`;
+  });
+  return `Invalid request: ${problems.join("; ") || error.message}`;
+}
+
+/**
+ * The plain fields a Deckhand error carries besides its message (ZodSchemaValidationError's `path`,
+ * ServiceElementNotFoundError's `selector`, ...), so that a REMOTE client can rebuild it whole.
+ * Objects (issues, causes) stay in the service.
+ */
+function detailsOf(error: ServiceError): ErrorDetails | undefined {
+  const details: ErrorDetails = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (key === "code" || key === "name") continue;
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+      details[key] = value;
+  }
+  return Object.keys(details).length > 0 ? details : undefined;
+}
+
+export function toPublicError(error: unknown, requestId: string, bodyLimit = 0): PublicError {
+  const reply = (
+    statusCode: number,
+    code: string,
+    message: string,
+    internal = false,
+    details?: ErrorDetails,
+  ): PublicError => ({
+    statusCode,
+    body: { success: false, error: message, code, ...(details ? { details } : {}) },
+    internal,
+  });
+
+  if (error instanceof ApiError) return reply(error.statusCode, error.code, error.message);
+  if (error instanceof ServiceError) {
+    const status = SERVICE_ERROR_STATUS[error.code] ?? 500;
+    // Deckhand's messages are written for callers (what failed, what to do); the cause stays in the log.
+    return reply(status, error.code, error.message, status >= 500, detailsOf(error));
+  }
+  const fastifyError = error as Partial<FastifyError> | null;
+  if (
+    hasZodFastifySchemaValidationErrors(error) ||
+    (fastifyError?.validation && fastifyError.validationContext)
+  ) {
+    return reply(400, "INVALID_REQUEST", validationMessage(error as FastifyError));
+  }
+  if (error && typeof error === "object" && !isResponseSerializationError(error)) {
+    const known = fastifyError?.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
+    if (known)
+      return reply(known.statusCode, known.code, known.message?.(bodyLimit) ?? String(fastifyError?.message));
+    const status = fastifyError?.statusCode;
+    // Fastify's own 4xx errors (empty body, bad content length, ...) describe the request, not us.
+    if (
+      typeof status === "number" &&
+      status >= 400 &&
+      status < 500 &&
+      fastifyError?.code?.startsWith("FST_")
+    ) {
+      return reply(status, "INVALID_REQUEST", String(fastifyError.message));
+    }
+  }
+  return reply(
+    500,
+    "INTERNAL",
+    `Internal server error. The details are in the service's log under request id ${requestId}.`,
+    true,
+  );
+}
+
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: unknown,
+  bodyLimit: number,
+): FastifyReply {
+  const answer = toPublicError(error, request.id, bodyLimit);
+  if (answer.internal) {
+    request.log.error(
+      {
+        err: error,
+        body: redactSecrets(request.body),
+        url: redactUrlKey(request.url),
+        method: request.method,
+      },
+      "request failed",
+    );
+  } else {
+    request.log.info({ statusCode: answer.statusCode, code: answer.body.code }, answer.body.error);
+  }
+  return reply.status(answer.statusCode).send(answer.body);
+}
+
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error, request, reply) => sendError(request, reply, error, bodyLimit));
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({
+      success: false,
+      error: `No route ${request.method} ${request.url.split("?")[0]}. See GET /v1/openapi.json for the API.`,
+      code: "NOT_FOUND",
+    } satisfies ErrorBody),
+  );
+}

@@ -1,0 +1,54 @@
+// The service's pino logger. Secrets are removed twice over: request headers are never logged
+// except a harmless few (the request serialiser below), and every plain object logged anywhere
+// (bodies, options, parameters) passes through redactSecrets, which blanks API keys and variable
+// values at any depth.
+
+import type { FastifyRequest } from "fastify";
+import pino from "pino";
+import { REDACTED, redactSecrets, redactUrlKey } from "./redact.ts";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Where JSON lines go. Default: stdout. */
+  destination?: pino.DestinationStream;
+}
+
+// Headers worth having in a request log line; everything else (keys, cookies) stays out.
+const LOGGED_HEADERS = ["user-agent", "x-language", "x-sdk-version", "x-stream-response", "content-length"];
+
+function serializeRequest(request: FastifyRequest) {
+  const headers: Record<string, unknown> = {};
+  for (const name of LOGGED_HEADERS) {
+    const value = request.headers?.[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  // The CDP endpoint accepts the API key as ?apiKey=; it must not reach the log through the URL.
+  const url = request.url === undefined ? undefined : redactUrlKey(request.url);
+  return { method: request.method, url, remoteAddress: request.ip, headers };
+}
+
+export function createLogger(options: LoggerOptions = {}): pino.Logger {
+  return pino(
+    {
+      level: options.level ?? "info",
+      base: null,
+      // Defence in depth for code that logs raw header objects under the usual names.
+      redact: {
+        paths: [
+          'req.headers["x-platform-api-key"]',
+          'req.headers["x-model-api-key"]',
+          "req.headers.authorization",
+          'headers["x-platform-api-key"]',
+          'headers["x-model-api-key"]',
+          "headers.authorization",
+        ],
+        censor: REDACTED,
+      },
+      formatters: { log: (object) => redactSecrets(object) },
+      serializers: { req: serializeRequest, res: pino.stdSerializers.res, err: pino.stdSerializers.err },
+    },
+    options.destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}

@@ -1,0 +1,105 @@
+// SessionExtract: the page text (no instruction), a text answer (instruction), or data shaped by a
+// JSON Schema (instruction and schema); the latter two through the server cache when it is in play.
+
+import { randomUUID } from "node:crypto";
+import type { ExtractOptions, JSONSchema } from "deckhand";
+import { cacheKey, ProjectCache } from "../cache/server-cache.ts";
+import { ApiError } from "../errors.ts";
+import type { OperationContext } from "../routes/handlers.ts";
+import type { SessionExtractBody, SessionExtractData } from "../schemas/session-operations.ts";
+import type { LiveSession } from "../sessions/live-session.ts";
+import { callModel, modelNameOf } from "../sessions/model-config.ts";
+import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
+import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
+
+// Keys by which the library tells a JSON Schema from an options object.
+const SCHEMA_KEYS = ["type", "properties", "items", "$schema", "anyOf", "oneOf", "allOf", "$ref", "enum"];
+
+function checkSchema(schema: Record<string, unknown> | undefined, instruction: string | undefined): void {
+  if (schema === undefined) return;
+  if (!instruction) {
+    throw new ApiError(
+      400,
+      "INVALID_REQUEST",
+      "Invalid request: body field `instruction`: a schema needs an instruction that says what to extract.",
+    );
+  }
+  if (!SCHEMA_KEYS.some((key) => key in schema)) {
+    throw new ApiError(
+      400,
+      "INVALID_REQUEST",
+      "Invalid request: body field `schema`: not a JSON Schema (expected keywords such as type and properties, " +
+        'e.g. { "type": "object", "properties": { "price": { "type": "number" } } }).',
+    );
+  }
+}
+
+/** The result with cacheStatus beside the data, where the result is an object that can carry it. */
+function withCacheStatus(result: unknown, cacheStatus: "HIT" | "MISS"): unknown {
+  return result !== null && typeof result === "object" && !Array.isArray(result)
+    ? { ...(result as object), cacheStatus }
+    : result;
+}
+
+export async function sessionExtract(
+  context: OperationContext<SessionExtractBody>,
+  live: LiveSession,
+  deps: OperationDeps,
+): Promise<SessionExtractData> {
+  const { schema, options = {} } = context.body;
+  const instruction = context.body.instruction?.trim() ? context.body.instruction : undefined;
+  checkSchema(schema, instruction);
+  const model = callModel(options.model, live.defaults.modelName, context.modelApiKey);
+  const useCache = instruction !== undefined && cacheInPlay(context, live, options.serverCache);
+
+  const result = await runRecorded<unknown>(context, live, deps, {
+    method: "extract",
+    secrets: [modelKeyOf(options.model)],
+    modelName: modelNameOf(model, live.defaults.modelName),
+    recordAs: (data) =>
+      data !== null && typeof data === "object" && !Array.isArray(data)
+        ? (data as Record<string, unknown>)
+        : { value: data },
+    run: async ({ dh, page, signal, log }) => {
+      const callOptions: ExtractOptions & { signal: AbortSignal } = {
+        page,
+        signal,
+        timeout: timeoutOf(options.timeout, undefined, deps.operationTimeoutMs),
+        ...(options.selector !== undefined ? { selector: options.selector } : {}),
+        ...(options.ignoreSelectors ? { ignoreSelectors: options.ignoreSelectors } : {}),
+        ...(options.screenshot !== undefined ? { screenshot: options.screenshot } : {}),
+        ...(model !== undefined ? { model } : {}),
+      };
+      if (instruction === undefined) return dh.extract(callOptions);
+      const compute = () =>
+        schema
+          ? dh.extract(instruction, schema as JSONSchema, callOptions)
+          : dh.extract(instruction, callOptions);
+      if (!useCache) return compute();
+
+      const cache = new ProjectCache(deps.store, live.projectId, (error) =>
+        deps.log.warn({ err: error }, "server cache unavailable"),
+      );
+      const key = cacheKey({
+        method: "extract",
+        instruction,
+        url: page.url(),
+        schema,
+        ...(options.selector !== undefined ? { selector: options.selector } : {}),
+        ...(options.ignoreSelectors ? { ignoreSelectors: options.ignoreSelectors } : {}),
+        ...(options.screenshot ? { screenshot: true } : {}),
+      });
+      const entry = await cache.get(key);
+      if (entry?.kind === "extract") {
+        log("server cache: HIT, the extraction is served without the model");
+        context.reportCacheStatus("HIT");
+        return withCacheStatus(entry.result, "HIT");
+      }
+      context.reportCacheStatus("MISS");
+      const data = await compute();
+      await cache.put(key, { kind: "extract", result: data });
+      return withCacheStatus(data, "MISS");
+    },
+  });
+  return { result, actionId: randomUUID() };
+}

@@ -1,0 +1,102 @@
+// What every operation of a session does around its own work: wait for its turn, find the page it
+// targets, pass the session's log lines to the client (secrets removed), measure its token usage,
+// and append it to the session's replay record, success or not.
+
+import { type Deckhand, type DeckhandMetrics, type Page, SecretRedactor } from "deckhand";
+import type { FastifyBaseLogger } from "fastify";
+import { toPublicError } from "../error-handler.ts";
+import type { OperationContext } from "../routes/handlers.ts";
+import type { LiveSession } from "../sessions/live-session.ts";
+import { usageBetween } from "../sessions/pricing.ts";
+import type { Store } from "../store/store.ts";
+import { targetPage } from "./target-page.ts";
+
+export interface OperationDeps {
+  store: Store;
+  log: FastifyBaseLogger;
+  /** Milliseconds an operation may take when neither the call nor the session gives a timeout. */
+  operationTimeoutMs: number;
+}
+
+/** What the work of an operation gets. */
+export interface OperationRun {
+  dh: Deckhand;
+  page: Page;
+  /** Aborts when the client goes away or the session ends. */
+  signal: AbortSignal;
+  /** A line for the client's stream (and the service's debug log), secrets removed. */
+  log(message: string): void;
+}
+
+export interface RecordedOperation<R> {
+  method: "act" | "extract" | "observe" | "navigate";
+  /** Values no log line may show: variable values, model keys. */
+  secrets: readonly unknown[];
+  /** The model the operation runs with ("provider/model"), for its cost; none for navigate. */
+  modelName?: string;
+  run(run: OperationRun): Promise<R>;
+  /** The result as the replay records it (spec 2.5: an object). */
+  recordAs(result: R): Record<string, unknown>;
+}
+
+/** The call's body as the replay records it: what the client sent, minus transport details. */
+function recordedParameters(body: unknown): Record<string, unknown> {
+  const { streamResponse: _stream, ...parameters } = (body ?? {}) as Record<string, unknown>;
+  return parameters;
+}
+
+function failureRecord(error: unknown, signal: AbortSignal, requestId: string): Record<string, unknown> {
+  if (signal.aborted) return { success: false, cancelled: true, error: "The operation was cancelled." };
+  const { body } = toPublicError(error, requestId);
+  return { success: false, error: body.error, code: body.code };
+}
+
+export async function runRecorded<R>(
+  context: OperationContext<unknown>,
+  live: LiveSession,
+  deps: OperationDeps,
+  operation: RecordedOperation<R>,
+): Promise<R> {
+  const redactor = new SecretRedactor();
+  for (const secret of operation.secrets) redactor.add(secret);
+  if (context.modelApiKey) redactor.add(context.modelApiKey);
+  const log = (message: string) => context.log(redactor.redact(message));
+  const frameId = (context.body as { frameId?: string } | undefined)?.frameId;
+
+  return live.run(context.signal, async (signal) => {
+    const { dh } = live;
+    const page = targetPage(dh, frameId);
+    const timestamp = Date.now();
+    const before: DeckhandMetrics = await dh.metrics;
+    let result: R | undefined;
+    let failure: unknown;
+    let failed = false;
+    try {
+      result = await live.relay.during(
+        (line) => log(`${line.category}: ${line.message}`),
+        () => operation.run({ dh, page, signal, log }),
+      );
+    } catch (error) {
+      failed = true;
+      failure = error;
+    }
+    const after: DeckhandMetrics = await dh.metrics;
+    const pageUrl = page.isClosed() ? (dh.context.activePage()?.url() ?? "about:blank") : page.url();
+    try {
+      await deps.store.appendAction(live.id, {
+        method: operation.method,
+        parameters: recordedParameters(context.body),
+        result: failed ? failureRecord(failure, signal, context.request.id) : operation.recordAs(result as R),
+        timestamp,
+        endTime: Date.now(),
+        pageUrl,
+        ...(operation.modelName ? { tokenUsage: usageBetween(before, after, operation.modelName) } : {}),
+      });
+    } catch (error) {
+      // The client's answer does not depend on the record; the operator learns it is missing.
+      deps.log.error({ sessionId: live.id, err: error }, "could not record the operation in the replay");
+    }
+    if (failed) throw failure;
+    return result as R;
+  });
+}

@@ -1,0 +1,40 @@
+// POST /v1/sessions/{id}/end (SessionEnd)
+
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { authOf } from "../auth.ts";
+import { notImplemented } from "../errors.ts";
+import { SessionIdParams, successEnvelope } from "../schemas/common.ts";
+import { SessionEndData } from "../schemas/session-end.ts";
+import type { RouteDeps } from "./handlers.ts";
+import { errorResponses, jsonResponse, SECURITY } from "./route-schema.ts";
+import { loadActiveSession } from "./session-access.ts";
+
+export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void {
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: "POST",
+    url: "/v1/sessions/:id/end",
+    schema: {
+      operationId: "SessionEnd",
+      summary: "End a session",
+      description:
+        "Ends the session and closes its browser (unless keepAlive). Its replay stays readable. No body.",
+      tags: ["sessions"],
+      security: SECURITY,
+      params: SessionIdParams,
+      response: {
+        200: jsonResponse(successEnvelope(SessionEndData), "The session has ended."),
+        ...errorResponses(401, 404, 410, 500, 501),
+      },
+    },
+    handler: async (request) => {
+      const handle = deps.handlers.sessionEnd;
+      if (!handle) throw notImplemented();
+      const auth = authOf(request);
+      const session = await loadActiveSession(deps.store, auth, request.params.id);
+      await handle.call(deps.handlers, { request, auth, store: deps.store, session });
+      await deps.store.endSession(session.id);
+      return { success: true as const, data: { success: true } };
+    },
+  });
+}

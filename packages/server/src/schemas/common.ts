@@ -1,0 +1,183 @@
+// Shapes shared by several endpoints: envelopes, errors, headers, models, variables, actions.
+// Field names follow SERVICE-SPEC.md exactly. Request objects drop unknown fields (a client written
+// for a newer API still works); response objects carry only what is declared.
+
+import { z } from "zod";
+import { doc, named } from "./registry.ts";
+
+export const EPOCH_MS = "Milliseconds since the Unix epoch (UTC).";
+
+// ---------- envelopes and errors ----------
+
+/** What a Deckhand error says besides its message, for a client to rebuild the error it stands for. */
+export const ErrorDetails = doc(
+  z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  "With a Deckhand error code: the error's own fields, e.g. `path` (SCHEMA_VALIDATION), `selector` " +
+    "(ELEMENT_NOT_FOUND, CLICK), `xpath` (XPATH_RESOLUTION), `timeoutMs` (TIMEOUT).",
+);
+export type ErrorDetails = z.output<typeof ErrorDetails>;
+
+export const ErrorResponse = named(
+  "ErrorResponse",
+  z.object({
+    success: z.literal(false),
+    error: doc(z.string(), "What went wrong and, where it helps, what to do about it."),
+    code: doc(
+      z.string(),
+      "Stable machine-readable name: INVALID_REQUEST, UNAUTHORIZED, NOT_FOUND, SESSION_NOT_FOUND, SESSION_ENDED, " +
+        "BODY_TOO_LARGE, AT_CAPACITY, NOT_IMPLEMENTED, INTERNAL, or a Deckhand error code (e.g. ELEMENT_NOT_FOUND).",
+    ),
+    details: ErrorDetails.optional(),
+  }),
+  "Body of every error response.",
+);
+export type ErrorBody = z.output<typeof ErrorResponse>;
+
+/** `{ success: true, data }`: the body of every 200 JSON response. */
+export function successEnvelope<T extends z.ZodType>(data: T) {
+  return z.object({ success: z.literal(true), data });
+}
+
+// ---------- headers ----------
+
+const booleanHeader = z.enum(["true", "false"]);
+
+const clientHeaderFields = {
+  "x-language": doc(
+    z.string().optional(),
+    "The client's programming language (e.g. typescript, python); recorded as the replay's clientLanguage.",
+  ),
+  "x-sdk-version": doc(z.string().optional(), "Version of the client SDK, for diagnostics."),
+};
+
+/** Headers of the AI operations (act, extract, observe, navigate, agentExecute). */
+export const OperationHeaders = z.looseObject({
+  ...clientHeaderFields,
+  "x-stream-response": doc(
+    booleanHeader.optional(),
+    "`true` turns the response into Server-Sent Events (see StreamEvent); same as `streamResponse: true` in the body.",
+  ),
+  "x-model-api-key": doc(
+    z.string().optional(),
+    "The caller's model provider key, for this request only: never stored, never logged.",
+  ),
+  "x-platform-cache-bypass": doc(
+    booleanHeader.optional(),
+    "`true` skips the server-side action cache for this call (the client's `serverCache: false`).",
+  ),
+});
+export type OperationHeaders = z.output<typeof OperationHeaders>;
+
+/** Headers of session start. */
+export const StartHeaders = z.looseObject({
+  ...clientHeaderFields,
+  "x-model-api-key": doc(
+    z.string().optional(),
+    "The caller's model provider key, for this request only: never stored, never logged.",
+  ),
+});
+export type StartHeaders = z.output<typeof StartHeaders>;
+
+/** Spec 4.1: the replay endpoint's header parameter (accepted; replay always answers JSON). */
+export const ReplayHeaders = z.looseObject({
+  "x-stream-response": doc(
+    booleanHeader.optional(),
+    "Accepted for compatibility; replay is always answered as JSON.",
+  ),
+});
+
+export const SessionIdParams = z.object({
+  id: doc(z.string().min(1), "Unique session identifier (a UUID)."),
+});
+export type SessionIdParams = z.output<typeof SessionIdParams>;
+
+// ---------- models and variables ----------
+
+export const ModelConfiguration = named(
+  "ModelConfiguration",
+  z.union([
+    doc(z.string().min(1), 'A "provider/model" string, e.g. "openai/gpt-4.1-mini".'),
+    z.looseObject({
+      modelName: doc(z.string().min(1), 'The model, "provider/model".'),
+      apiKey: doc(z.string().optional(), "Provider key for this call; never stored, never logged."),
+      baseURL: doc(z.string().optional(), "Custom endpoint or proxy (e.g. an OpenAI-compatible server)."),
+      headers: doc(z.record(z.string(), z.string()).optional(), "Extra HTTP headers sent to the provider."),
+      provider: doc(z.string().optional(), "Provider name, when it is not the prefix of modelName."),
+    }),
+  ]),
+  "Spec 2.10. Further provider-specific options may accompany the object form.",
+);
+
+const VariablePrimitive = z.union([z.string(), z.number(), z.boolean()]);
+
+export const VariableValue = named(
+  "VariableValue",
+  z.union([
+    VariablePrimitive,
+    z.object({
+      value: VariablePrimitive,
+      description: doc(z.string().optional(), "Shown to the model instead of the value."),
+    }),
+  ]),
+  "Spec 2.11.",
+);
+
+export const Variables = doc(
+  z.record(z.string(), VariableValue),
+  "Values for %name% placeholders, substituted in the browser-side step: never sent to a model provider, " +
+    "never logged, stored redacted.",
+);
+
+// ---------- actions and results ----------
+
+export const Action = named(
+  "Action",
+  z.object({
+    selector: doc(z.string(), "XPath (as observe returns it) or another selector kind."),
+    description: doc(z.string(), "What the element is and what acting on it does; used for self-healing."),
+    method: doc(z.string(), "click, fill, type, press, hover, selectOption, check, uncheck, scrollTo, ..."),
+    arguments: z.array(z.string()),
+  }),
+  "Spec 2.7, as act takes and returns it (every field required).",
+);
+
+export const ObservedAction = named(
+  "ObservedAction",
+  z.object({
+    selector: doc(z.string(), "XPath of the element."),
+    description: doc(z.string(), "Human-readable description of the element and its purpose."),
+    method: z.string().optional(),
+    arguments: doc(
+      z.array(z.string()).optional(),
+      "May hold %variableName% placeholders when variables were given.",
+    ),
+  }),
+  "Spec 2.7, as observe returns it.",
+);
+
+export const CacheStatus = doc(
+  z.enum(["HIT", "MISS"]),
+  "HIT: served from the server cache, no model tokens used. MISS: computed fresh and cached.",
+);
+
+export const ActResult = named(
+  "ActResult",
+  z.object({
+    success: z.boolean(),
+    message: z.string(),
+    actionDescription: doc(z.string(), "The instruction that was used."),
+    actions: z.array(Action).optional(),
+    cacheStatus: CacheStatus.optional(),
+  }),
+  "Spec 2.8.",
+);
+
+// ---------- shared request fields ----------
+
+export const Timeout = doc(z.number().positive(), "Milliseconds to wait for the operation to complete.");
+export const FrameId = doc(z.string(), "Target frame; defaults to the active page's main frame.");
+export const StreamResponse = doc(
+  z.boolean(),
+  "`true` turns the response into Server-Sent Events; same as the header `x-stream-response: true`.",
+);
+export const ActionId = doc(z.string(), "Id of this operation in the session's record.");

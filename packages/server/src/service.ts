@@ -1,0 +1,60 @@
+// The whole service: the HTTP app with the session handlers, the session manager and its browser
+// pool, and the CDP proxy. Closing the app ends every session and closes every browser.
+
+import type { FastifyInstance } from "fastify";
+import { type AppOptions, createApp } from "./app.ts";
+import { installCdpProxy } from "./cdp-proxy/cdp-proxy.ts";
+import { DEFAULT_OPERATION_TIMEOUT_MS, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "./defaults.ts";
+import { createLogger } from "./logger.ts";
+import { createSessionHandlers } from "./operations/session-handlers.ts";
+import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
+import { SessionManager } from "./sessions/session-manager.ts";
+
+export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
+  /** The browser pool: how many Chromium processes, how many sessions each, how they start. */
+  browsers?: BrowserPoolOptions;
+  /** Server cache default for sessions whose start does not say (serverCache). Default true. */
+  serverCache?: boolean;
+  /** Milliseconds an operation may take when neither call nor session gives a timeout. */
+  operationTimeoutMs?: number;
+  /**
+   * Whether the store is shared with other service nodes. Default: true for PostgreSQL. With a
+   * store of its own, sessions left active by an earlier run are ended at start.
+   */
+  sharedStore?: boolean;
+}
+
+export interface Service {
+  app: FastifyInstance;
+  sessions: SessionManager;
+}
+
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const logger = options.logger ?? createLogger();
+  const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
+  const sharedStore = options.sharedStore ?? options.store.description.startsWith("postgres");
+  const sessions = new SessionManager({
+    store: options.store,
+    pool: new BrowserPool(options.browsers),
+    log: logger,
+    idleTimeoutMs,
+    serverCache: options.serverCache ?? true,
+    sharedStore,
+  });
+  const handlers = createSessionHandlers({
+    sessions,
+    store: options.store,
+    log: logger,
+    operationTimeoutMs: options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
+  });
+  const app = await createApp({ ...options, logger, handlers });
+  installCdpProxy(app, { store: options.store, verifier: app.deckhand.verifier, sessions });
+  app.addHook("onClose", async () => {
+    await sessions.close();
+  });
+  await sessions.sweepOrphans({
+    all: !sharedStore,
+    intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
+  });
+  return { app, sessions };
+}

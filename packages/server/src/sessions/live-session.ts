@@ -1,0 +1,194 @@
+// One running session on this node: its Deckhand instance (in its own browser context), the queue
+// its operations wait in, its idle timer, and whatever must go when it ends (the CDP proxy
+// connections, its place in the browser pool).
+
+import { type Deckhand, type LogLine, ServiceCancelledError } from "deckhand";
+import type { BrowserLease } from "./browser-pool.ts";
+import { ObservedActions } from "./observed-actions.ts";
+import { OperationQueue } from "./operation-queue.ts";
+
+/** Where the session's browser context is, for the CDP proxy. */
+export interface CdpTarget {
+  /** The browser's DevTools WebSocket. */
+  wsEndpoint: string;
+  /** The session's browser context; undefined: the browser's default context (an attached browser). */
+  contextId: string | undefined;
+}
+
+/** What the session's start asked for that its operations use. */
+export interface SessionDefaults {
+  /** The start's `modelName`: the model of calls that name none. */
+  modelName: string | undefined;
+  /** The start's `actTimeoutMs`. */
+  actTimeoutMs: number | undefined;
+  /** Whether act, extract and observe use the server cache unless a call says otherwise. */
+  serverCache: boolean;
+}
+
+export interface LiveSessionInit {
+  id: string;
+  projectId: string;
+  dh: Deckhand;
+  cdp: CdpTarget;
+  defaults: SessionDefaults;
+  /** Milliseconds without activity after which `onIdle` is called. */
+  idleTimeoutMs: number;
+  onIdle(session: LiveSession): void;
+  /** The session's place in the browser pool; none for a session on a browser given by cdpUrl. */
+  lease?: BrowserLease;
+  /** Receives the Deckhand log lines of the session (see LogRelay). */
+  relay: LogRelay;
+}
+
+/**
+ * Passes a Deckhand instance's log lines to whoever listens for the operation running now; lines
+ * outside operations (the browser going away, say) go to `elsewhere`.
+ */
+export class LogRelay {
+  private listener: ((line: LogLine) => void) | undefined;
+  private readonly elsewhere: (line: LogLine) => void;
+
+  constructor(elsewhere: (line: LogLine) => void = () => {}) {
+    this.elsewhere = elsewhere;
+  }
+
+  readonly logger = (line: LogLine): void => {
+    (this.listener ?? this.elsewhere)(line);
+  };
+
+  /** Sends lines to `listener` while `run` runs (operations of a session never overlap). */
+  async during<T>(listener: (line: LogLine) => void, run: () => Promise<T>): Promise<T> {
+    this.listener = listener;
+    try {
+      return await run();
+    } finally {
+      if (this.listener === listener) this.listener = undefined;
+    }
+  }
+}
+
+export class LiveSession {
+  readonly id: string;
+  readonly projectId: string;
+  readonly dh: Deckhand;
+  readonly cdp: CdpTarget;
+  readonly defaults: SessionDefaults;
+  readonly relay: LogRelay;
+  readonly idleTimeoutMs: number;
+  /** What observe answered, for act(action) to check (see ObservedActions). */
+  readonly observed = new ObservedActions();
+  private readonly queue = new OperationQueue();
+  private readonly lifetime = new AbortController();
+  private readonly lease: BrowserLease | undefined;
+  private readonly onIdle: (session: LiveSession) => void;
+  private readonly endHandlers = new Set<() => void>();
+  private busy = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private ending: Promise<void> | undefined;
+
+  constructor(init: LiveSessionInit) {
+    this.id = init.id;
+    this.projectId = init.projectId;
+    this.dh = init.dh;
+    this.cdp = init.cdp;
+    this.defaults = init.defaults;
+    this.relay = init.relay;
+    this.idleTimeoutMs = init.idleTimeoutMs;
+    this.lease = init.lease;
+    this.onIdle = init.onIdle;
+    this.armIdleTimer();
+  }
+
+  get ended(): boolean {
+    return this.ending !== undefined;
+  }
+
+  /** Operations queued or running. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Runs an operation in its turn. Its signal aborts when the caller's does (a client that went
+   * away) or when the session ends. The idle timer does not run while it does.
+   */
+  run<T>(callerSignal: AbortSignal, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const signal = AbortSignal.any([callerSignal, this.lifetime.signal]);
+    return this.queue.run(async () => {
+      this.busy++;
+      this.disarmIdleTimer();
+      try {
+        return await operation(signal);
+      } finally {
+        this.busy--;
+        this.armIdleTimer();
+      }
+    }, signal);
+  }
+
+  /** Activity outside operations (the CDP proxy): the idle timeout starts again. */
+  touch(): void {
+    if (this.busy === 0 && !this.ended) this.armIdleTimer();
+  }
+
+  /**
+   * Makes the tab with this target id the session's active page (a CDP client opened or activated
+   * it): an operation that names no frame then works where the client's page API does.
+   */
+  async activatePage(targetId: string): Promise<void> {
+    if (this.ended) return;
+    try {
+      const context = this.dh.context;
+      const page = await context.browser.waitForPage(targetId, 5000);
+      if (page.context === context && !page.isClosed() && !this.ended) await context.setActivePage(page);
+    } catch {
+      // Closed again, or not a tab of this session: nothing to follow.
+    }
+  }
+
+  /** Called once when the session ends (e.g. to close a CDP proxy connection). */
+  onEnd(handler: () => void): () => void {
+    this.endHandlers.add(handler);
+    return () => this.endHandlers.delete(handler);
+  }
+
+  private armIdleTimer(): void {
+    this.disarmIdleTimer();
+    if (this.ended) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.busy === 0 && !this.ended) this.onIdle(this);
+    }, this.idleTimeoutMs);
+    this.idleTimer.unref();
+  }
+
+  private disarmIdleTimer(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  /**
+   * Stops whatever runs, closes the CDP proxy connections, disposes of the browser context and
+   * gives the browser place back. Idempotent.
+   */
+  end(reason: string): Promise<void> {
+    this.ending ??= (async () => {
+      this.disarmIdleTimer();
+      this.lifetime.abort(new ServiceCancelledError(`The session ended (${reason}).`));
+      for (const handler of [...this.endHandlers]) {
+        try {
+          handler();
+        } catch {
+          // One closer failing must not keep the others (or the context) alive.
+        }
+      }
+      this.endHandlers.clear();
+      try {
+        await this.dh.close();
+      } finally {
+        this.lease?.release();
+      }
+    })();
+    return this.ending;
+  }
+}

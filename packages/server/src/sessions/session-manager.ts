@@ -1,0 +1,205 @@
+// The sessions running on this node: started, looked up for operations, ended by the client, by
+// their idle timeout, by the loss of their browser, or by the server's shutdown. The store keeps
+// their records (and replays); this keeps what cannot be stored: browser contexts and Deckhand
+// instances.
+
+import { Deckhand } from "deckhand";
+import type { FastifyBaseLogger } from "fastify";
+import { ApiError, sessionEnded } from "../errors.ts";
+import type { SessionStartParams } from "../schemas/session-start.ts";
+import type { SessionRecord, Store } from "../store/store.ts";
+import type { BrowserPool } from "./browser-pool.ts";
+import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
+import { planSession } from "./start-options.ts";
+
+export interface SessionManagerOptions {
+  store: Store;
+  pool: BrowserPool;
+  log: FastifyBaseLogger;
+  /** Idle timeout of sessions whose start gives none (sessionCreateParams.timeout). */
+  idleTimeoutMs: number;
+  /** Whether act, extract and observe use the server cache when neither start nor call says. */
+  serverCache: boolean;
+  /**
+   * The store is shared with other nodes (PostgreSQL): an active session not running here may be
+   * running on another node, so it is not ended from here.
+   */
+  sharedStore: boolean;
+}
+
+/** Why a session ended, for the log. */
+export type EndReason = "ended by the client" | "idle timeout" | "browser lost" | "service shutdown";
+
+export class SessionManager {
+  private readonly options: SessionManagerOptions;
+  private readonly live = new Map<string, LiveSession>();
+  private readonly endings = new Set<Promise<void>>();
+  private sweeper: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(options: SessionManagerOptions) {
+    this.options = options;
+    options.pool.onBrowserLost((browser) => {
+      for (const session of this.live.values()) {
+        if (session.cdp.wsEndpoint === browser.wsEndpoint) void this.end(session.id, "browser lost");
+      }
+    });
+  }
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  get pool(): BrowserPool {
+    return this.options.pool;
+  }
+
+  get(id: string): LiveSession | undefined {
+    return this.live.get(id);
+  }
+
+  sessions(): LiveSession[] {
+    return [...this.live.values()];
+  }
+
+  /** Starts the session whose record the start route created. */
+  async create(record: SessionRecord, params: SessionStartParams): Promise<LiveSession> {
+    if (this.closed) throw new ApiError(503, "SHUTTING_DOWN", "The service is shutting down.");
+    const relay = new LogRelay((line) =>
+      this.options.log.debug({ sessionId: record.id, category: line.category }, line.message),
+    );
+    const plan = planSession(params, relay.logger);
+    let dh: Deckhand;
+    let cdp: CdpTarget;
+    let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
+    if (plan.cdpUrl) {
+      dh = new Deckhand({
+        ...plan.deckhand,
+        env: "LOCAL",
+        localBrowserLaunchOptions: {
+          cdpUrl: plan.cdpUrl,
+          ...(plan.context.viewport ? { viewport: plan.context.viewport } : {}),
+          ...(plan.connectTimeoutMs !== undefined ? { connectTimeoutMs: plan.connectTimeoutMs } : {}),
+        },
+      });
+      await dh.init();
+      cdp = { wsEndpoint: dh.connectURL(), contextId: undefined };
+    } else {
+      lease = await this.options.pool.acquire();
+      try {
+        const context = await lease.browser.newContext(plan.context);
+        dh = Deckhand.inContext(context, plan.deckhand);
+        // init() disposes of the context itself when it fails.
+        await dh.init();
+        cdp = { wsEndpoint: lease.browser.wsEndpoint, contextId: context.id };
+      } catch (error) {
+        lease.release();
+        throw error;
+      }
+    }
+    const session = new LiveSession({
+      id: record.id,
+      projectId: record.projectId,
+      dh,
+      cdp,
+      relay,
+      ...(lease ? { lease } : {}),
+      idleTimeoutMs: plan.idleTimeoutMs ?? this.options.idleTimeoutMs,
+      defaults: {
+        modelName: params.modelName,
+        actTimeoutMs: params.actTimeoutMs,
+        serverCache: params.serverCache ?? this.options.serverCache,
+      },
+      onIdle: (idle) => void this.end(idle.id, "idle timeout"),
+    });
+    this.live.set(record.id, session);
+    if (this.closed) await this.end(record.id, "service shutdown");
+    return session;
+  }
+
+  /**
+   * The running session of a record the route found active. With a store of its own (SQLite), an
+   * active record with nothing running here is a leftover of a previous run of the service: it is
+   * ended and answered as such (410). With a shared store it may run on another node (409).
+   */
+  async require(record: SessionRecord): Promise<LiveSession> {
+    const session = this.live.get(record.id);
+    if (session && !session.ended) return session;
+    if (this.options.sharedStore) {
+      throw new ApiError(
+        409,
+        "SESSION_ELSEWHERE",
+        `Session ${JSON.stringify(record.id)} is not running on this node of the service. Send its requests to ` +
+          "the node that started it (route by session id), or start a new session.",
+      );
+    }
+    await this.options.store.endSession(record.id);
+    throw sessionEnded(record.id);
+  }
+
+  /** Ends a running session: its context is disposed of and its record marked ended. */
+  end(id: string, reason: EndReason): Promise<void> {
+    const session = this.live.get(id);
+    if (!session) return Promise.resolve();
+    const ending = (async () => {
+      this.live.delete(id);
+      this.options.log.info({ sessionId: id, reason }, "session ended");
+      try {
+        await session.end(reason);
+      } catch (error) {
+        this.options.log.warn(
+          { sessionId: id, err: error },
+          "releasing the session's browser context failed",
+        );
+      }
+      await this.options.store.endSession(id).catch((error: unknown) => {
+        this.options.log.error({ sessionId: id, err: error }, "could not mark the session ended");
+      });
+    })();
+    this.endings.add(ending);
+    void ending.finally(() => this.endings.delete(ending));
+    return ending;
+  }
+
+  /**
+   * Ends the store's active sessions that run nowhere: at start-up, every one when the store is
+   * this node's alone (SQLite); otherwise those idle past their timeout (their node is gone).
+   * Then keeps doing the latter every `intervalMs`.
+   */
+  async sweepOrphans(options: { all: boolean; intervalMs: number }): Promise<number> {
+    const ended = await this.endOrphans(options.all);
+    if (!this.closed && !this.sweeper) {
+      this.sweeper = setInterval(() => {
+        this.endOrphans(false).catch((error: unknown) =>
+          this.options.log.warn({ err: error }, "sweeping orphaned sessions failed"),
+        );
+      }, options.intervalMs);
+      this.sweeper.unref();
+    }
+    return ended;
+  }
+
+  private async endOrphans(all: boolean): Promise<number> {
+    const now = Date.now();
+    let ended = 0;
+    for (const record of await this.options.store.listActiveSessions()) {
+      if (this.live.has(record.id)) continue;
+      const timeout = (record.params.sessionCreateParams as { timeout?: number } | undefined)?.timeout;
+      const idleMs = timeout !== undefined ? timeout * 1000 : this.options.idleTimeoutMs;
+      if (all || now - record.lastActivityAt > idleMs) {
+        if (await this.options.store.endSession(record.id)) ended++;
+      }
+    }
+    if (ended > 0) this.options.log.info({ ended }, "ended sessions left over from a previous run");
+    return ended;
+  }
+
+  /** Ends every session and closes the browser pool: no Chrome process is left. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    await Promise.all([...this.live.keys()].map((id) => this.end(id, "service shutdown")));
+    await Promise.all([...this.endings]);
+    await this.options.pool.close();
+  }
+}

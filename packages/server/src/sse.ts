@@ -1,0 +1,137 @@
+// One way to run an operation for both kinds of client: a plain JSON answer, or Server-Sent Events
+// when the client asked for a stream (`x-stream-response: true` or `streamResponse: true`).
+//
+// A stream is `data: {json}\n\n` blocks (no `event:` line), each `{ type, id, data }`: system
+// `starting`, `connected`, `running`, then log events while the operation runs, then system
+// `finished` (with `result`, what `data.result` of the JSON answer would be) or `error`, and the
+// response ends. Either way, a client that goes away aborts `signal`, so the operation can stop.
+
+import { randomUUID } from "node:crypto";
+import { ServiceCancelledError } from "deckhand";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { toPublicError } from "./error-handler.ts";
+import type { ErrorDetails } from "./schemas/common.ts";
+import type { StreamEvent, SystemEventStatus } from "./schemas/stream-events.ts";
+
+export interface OperationControls {
+  /** Reports progress: a log event to a streaming client, a debug line in the service log. */
+  log(message: string): void;
+  /** Aborted (with a ServiceCancelledError) when the client disconnects before the answer is complete. */
+  signal: AbortSignal;
+  /** Whether the answer is being streamed. */
+  streaming: boolean;
+}
+
+/** What an operation returns: the `data` of the JSON answer; `result` is what a stream's `finished` carries. */
+export interface OperationData {
+  result: unknown;
+}
+
+/** Whether the client asked for Server-Sent Events. */
+export function wantsStream(request: FastifyRequest): boolean {
+  const header = request.headers["x-stream-response"];
+  if (typeof header === "string" && header.toLowerCase() === "true") return true;
+  const body = request.body as { streamResponse?: unknown } | null | undefined;
+  return body?.streamResponse === true;
+}
+
+/** Aborts the returned signal when the client's connection closes before the response finished. */
+function abortOnDisconnect(
+  request: FastifyRequest,
+  reply: FastifyReply,
+): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableEnded) {
+      request.log.info("client disconnected; cancelling the operation");
+      controller.abort(new ServiceCancelledError("The client disconnected before the operation finished."));
+    }
+  };
+  reply.raw.on("close", onClose);
+  return { signal: controller.signal, dispose: () => reply.raw.off("close", onClose) };
+}
+
+function frame(event: StreamEvent): string {
+  return `data: ${JSON.stringify(event)}\n\n`;
+}
+
+function systemEvent(
+  status: SystemEventStatus,
+  extra: { result?: unknown; error?: string; code?: string; details?: ErrorDetails } = {},
+): StreamEvent {
+  return { type: "system", id: randomUUID(), data: { status, ...extra } };
+}
+
+/**
+ * Runs `operation` and answers with its data: `{ success: true, data }` as JSON, or a stream of
+ * events when the client asked for one. Errors become an error response (JSON) or an `error` event.
+ */
+export async function runOperation<D extends OperationData>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: (controls: OperationControls) => Promise<D>,
+): Promise<void> {
+  if (wantsStream(request)) return streamOperation(request, reply, operation);
+
+  const { signal, dispose } = abortOnDisconnect(request, reply);
+  try {
+    const data = await operation({
+      log: (message) => request.log.debug({ operationLog: message }, "operation log"),
+      signal,
+      streaming: false,
+    });
+    await reply.send({ success: true, data });
+  } finally {
+    dispose();
+  }
+}
+
+async function streamOperation<D extends OperationData>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: (controls: OperationControls) => Promise<D>,
+): Promise<void> {
+  const started = performance.now();
+  const { signal, dispose } = abortOnDisconnect(request, reply);
+  const res = reply.raw;
+  // From here on the route writes the response itself; Fastify's serialiser and hooks stand aside.
+  reply.hijack();
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    // Reverse proxies (nginx) would otherwise hold events back until the response ends.
+    "x-accel-buffering": "no",
+  });
+  const send = (event: StreamEvent) => {
+    if (!res.writableEnded && !res.destroyed) res.write(frame(event));
+  };
+
+  send(systemEvent("starting"));
+  send(systemEvent("connected"));
+  send(systemEvent("running"));
+  let outcome = "finished";
+  try {
+    const data = await operation({
+      log: (message) => send({ type: "log", id: randomUUID(), data: { status: "running", message } }),
+      signal,
+      streaming: true,
+    });
+    if (signal.aborted) outcome = "cancelled";
+    else send(systemEvent("finished", { result: data.result }));
+  } catch (error) {
+    if (signal.aborted) {
+      outcome = "cancelled";
+    } else {
+      outcome = "error";
+      const answer = toPublicError(error, request.id);
+      if (answer.internal) request.log.error({ err: error }, "streamed operation failed");
+      const { error: message, code, details } = answer.body;
+      send(systemEvent("error", { error: message, code, ...(details ? { details } : {}) }));
+    }
+  } finally {
+    dispose();
+    if (!res.writableEnded) res.end();
+  }
+  request.log.info({ outcome, responseTime: performance.now() - started }, "stream completed");
+}

@@ -1,0 +1,284 @@
+// The store for several service nodes sharing one database: PostgreSQL through `pg`. Same tables
+// as SQLite; JSON columns are `json` (not `jsonb`) so that stored objects keep their key order.
+
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { generateKey, generateProjectId, keyIdOf, keyMatchesHash } from "./api-keys.ts";
+import { pendingMigrations, postgresMigrations } from "./migrations.ts";
+import { groupIntoPages, prepareAction } from "./replay.ts";
+import { actionFromRow, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
+import type {
+  CreatedKey,
+  KeyIdentity,
+  KeyInfo,
+  NewReplayAction,
+  NewSession,
+  ReplayResult,
+  SessionRecord,
+  Store,
+} from "./store.ts";
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** A schema to keep the tables in (created if missing); default: the connection's search path. */
+  schema?: string;
+  /** Most connections this node opens. Default 10. */
+  maxConnections?: number;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** The URL without its password, for messages and logs. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparseable database URL)";
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly description: string;
+  private readonly pool: pg.Pool;
+  private closed = false;
+
+  private constructor(pool: pg.Pool, description: string) {
+    this.pool = pool;
+    this.description = description;
+  }
+
+  /** Connects, creates the schema if asked for one, and brings the tables up to date. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    if (options.schema !== undefined && !IDENTIFIER.test(options.schema)) {
+      throw new Error(
+        `Invalid PostgreSQL schema name ${JSON.stringify(options.schema)}: use letters, digits and _.`,
+      );
+    }
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.maxConnections ?? 10,
+      // Every connection of the pool works in the chosen schema.
+      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+    });
+    // An idle connection that the server drops must not crash the process; the pool replaces it.
+    pool.on("error", () => {});
+    const where = `${describeDatabaseUrl(options.url)}${options.schema ? ` (schema ${options.schema})` : ""}`;
+    const store = new PostgresStore(pool, `postgres at ${where}`);
+    try {
+      await store.migrate(where, options.schema);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return store;
+  }
+
+  private async migrate(where: string, schema: string | undefined): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      // Several nodes may start at once: one migrates, the others wait and then find nothing to do.
+      await client.query(
+        "SELECT pg_advisory_xact_lock(hashtext('deckhand-migrations:' || current_schema()))",
+      );
+      await client.query(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+      );
+      const { rows } = await client.query(
+        "SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations",
+      );
+      for (const migration of pendingMigrations(postgresMigrations, Number(rows[0]?.version ?? 0), where)) {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+          migration.version,
+          migration.name,
+          Date.now(),
+        ]);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async rows(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    return (await this.pool.query(text, params)).rows;
+  }
+
+  private async changes(text: string, params: unknown[]): Promise<number> {
+    return (await this.pool.query(text, params)).rowCount ?? 0;
+  }
+
+  async createKey(input: { name?: string; projectId?: string } = {}): Promise<CreatedKey> {
+    const { id, key, hash } = generateKey();
+    const created: CreatedKey = {
+      id,
+      key,
+      projectId: input.projectId ?? generateProjectId(),
+      createdAt: Date.now(),
+    };
+    if (input.name !== undefined) created.name = input.name;
+    await this.pool.query(
+      "INSERT INTO api_keys (id, key_hash, project_id, name, created_at) VALUES ($1, $2, $3, $4, $5)",
+      [id, hash, created.projectId, input.name ?? null, created.createdAt],
+    );
+    return created;
+  }
+
+  async verifyKey(key: string): Promise<KeyIdentity | null> {
+    const id = keyIdOf(key);
+    const [row] = id
+      ? await this.rows("SELECT key_hash, project_id FROM api_keys WHERE id = $1 AND revoked_at IS NULL", [
+          id,
+        ])
+      : [];
+    // Compared even when no row matched, so that an unknown key costs the same as a wrong one.
+    const matches = keyMatchesHash(key, row ? String(row.key_hash) : null);
+    if (!matches || !row || !id) return null;
+    return { keyId: id, projectId: String(row.project_id) };
+  }
+
+  async listKeys(): Promise<KeyInfo[]> {
+    const rows = await this.rows(
+      "SELECT id, project_id, name, created_at, revoked_at FROM api_keys ORDER BY created_at, id",
+    );
+    return rows.map(keyFromRow);
+  }
+
+  async revokeKey(id: string): Promise<boolean> {
+    return (
+      (await this.changes("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", [
+        Date.now(),
+        id,
+      ])) > 0
+    );
+  }
+
+  async createSession(input: NewSession): Promise<SessionRecord> {
+    const now = input.createdAt ?? Date.now();
+    const [row] = await this.rows(
+      `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at)
+       VALUES ($1, $2, $3, $4::json, $5, 'active', $6, $6) RETURNING *`,
+      [
+        input.id ?? randomUUID(),
+        input.projectId,
+        input.keyId,
+        toJsonText(input.params ?? {}, "Session params"),
+        input.clientLanguage ?? null,
+        now,
+      ],
+    );
+    return sessionFromRow(row!);
+  }
+
+  async getSession(id: string): Promise<SessionRecord | null> {
+    const [row] = await this.rows("SELECT * FROM sessions WHERE id = $1", [id]);
+    return row ? sessionFromRow(row) : null;
+  }
+
+  async touchSession(id: string, at = Date.now()): Promise<void> {
+    await this.pool.query(
+      "UPDATE sessions SET last_activity_at = GREATEST(last_activity_at, $1) WHERE id = $2 AND status = 'active'",
+      [at, id],
+    );
+  }
+
+  async endSession(id: string, at = Date.now()): Promise<boolean> {
+    const changed = await this.changes(
+      `UPDATE sessions SET status = 'ended', ended_at = $1, last_activity_at = GREATEST(last_activity_at, $1)
+       WHERE id = $2 AND status = 'active'`,
+      [at, id],
+    );
+    return changed > 0;
+  }
+
+  async listActiveSessions(filter: { projectId?: string } = {}): Promise<SessionRecord[]> {
+    const rows =
+      filter.projectId === undefined
+        ? await this.rows("SELECT * FROM sessions WHERE status = 'active' ORDER BY created_at, id")
+        : await this.rows(
+            "SELECT * FROM sessions WHERE status = 'active' AND project_id = $1 ORDER BY created_at, id",
+            [filter.projectId],
+          );
+    return rows.map(sessionFromRow);
+  }
+
+  async countActiveSessions(filter: { projectId?: string } = {}): Promise<number> {
+    const [row] =
+      filter.projectId === undefined
+        ? await this.rows("SELECT COUNT(*) AS n FROM sessions WHERE status = 'active'")
+        : await this.rows("SELECT COUNT(*) AS n FROM sessions WHERE status = 'active' AND project_id = $1", [
+            filter.projectId,
+          ]);
+    return Number(row?.n ?? 0);
+  }
+
+  async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {
+    const stored = prepareAction(action);
+    await this.pool.query(
+      `INSERT INTO replay_actions (session_id, method, parameters, result, started_at, ended_at, page_url,
+         input_tokens, output_tokens, time_ms, cost)
+       VALUES ($1, $2, $3::json, $4::json, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        sessionId,
+        stored.method,
+        toJsonText(stored.parameters, "Action parameters"),
+        toJsonText(stored.result, "Action result"),
+        stored.timestamp,
+        stored.endTime,
+        stored.pageUrl,
+        stored.inputTokens,
+        stored.outputTokens,
+        stored.timeMs,
+        stored.cost,
+      ],
+    );
+  }
+
+  async getReplay(sessionId: string): Promise<ReplayResult | null> {
+    const session = await this.getSession(sessionId);
+    if (!session) return null;
+    const rows = await this.rows("SELECT * FROM replay_actions WHERE session_id = $1 ORDER BY seq", [
+      sessionId,
+    ]);
+    return groupIntoPages(rows.map(actionFromRow), session.clientLanguage);
+  }
+
+  async cacheGet(projectId: string, key: string): Promise<unknown> {
+    const [row] = await this.rows(
+      "SELECT value FROM cache_entries WHERE project_id = $1 AND cache_key = $2",
+      [projectId, key],
+    );
+    return row ? row.value : undefined;
+  }
+
+  async cachePut(projectId: string, key: string, value: unknown): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO cache_entries (project_id, cache_key, value, updated_at) VALUES ($1, $2, $3::json, $4)
+       ON CONFLICT (project_id, cache_key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      [projectId, key, toJsonText(value, "A cache value"), Date.now()],
+    );
+  }
+
+  async cacheDelete(projectId: string, key: string): Promise<boolean> {
+    return (
+      (await this.changes("DELETE FROM cache_entries WHERE project_id = $1 AND cache_key = $2", [
+        projectId,
+        key,
+      ])) > 0
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

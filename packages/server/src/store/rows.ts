@@ -1,0 +1,68 @@
+// Row -> record mapping shared by both back ends. SQLite hands back JSON as text and integers as
+// numbers; PostgreSQL hands back `json` parsed and `bigint` as strings. These helpers accept both.
+
+import type { StoredAction } from "./replay.ts";
+import type { KeyInfo, SessionRecord, SessionStatus } from "./store.ts";
+
+type Row = Record<string, unknown>;
+
+export function json(value: unknown): unknown {
+  return typeof value === "string" ? JSON.parse(value) : value;
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" ? value : Number(value);
+}
+
+function optionalNum(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}
+
+/** JSON text for a value that must be storable; `undefined` and functions are not. */
+export function toJsonText(value: unknown, what: string): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError(`${what} must be a JSON value (got ${typeof value}).`);
+  return text;
+}
+
+export function keyFromRow(row: Row): KeyInfo {
+  const key: KeyInfo = {
+    id: String(row.id),
+    projectId: String(row.project_id),
+    createdAt: num(row.created_at),
+  };
+  if (row.name !== null && row.name !== undefined) key.name = String(row.name);
+  if (row.revoked_at !== null && row.revoked_at !== undefined) key.revokedAt = num(row.revoked_at);
+  return key;
+}
+
+export function sessionFromRow(row: Row): SessionRecord {
+  const session: SessionRecord = {
+    id: String(row.id),
+    projectId: String(row.project_id),
+    keyId: String(row.key_id),
+    params: json(row.params) as Record<string, unknown>,
+    status: String(row.status) as SessionStatus,
+    createdAt: num(row.created_at),
+    lastActivityAt: num(row.last_activity_at),
+  };
+  if (row.client_language !== null && row.client_language !== undefined)
+    session.clientLanguage = String(row.client_language);
+  if (row.ended_at !== null && row.ended_at !== undefined) session.endedAt = num(row.ended_at);
+  return session;
+}
+
+export function actionFromRow(row: Row): StoredAction {
+  return {
+    method: String(row.method),
+    parameters: json(row.parameters) as Record<string, unknown>,
+    result: json(row.result) as Record<string, unknown>,
+    timestamp: num(row.started_at),
+    endTime: optionalNum(row.ended_at),
+    pageUrl: String(row.page_url),
+    inputTokens: optionalNum(row.input_tokens),
+    outputTokens: optionalNum(row.output_tokens),
+    timeMs: optionalNum(row.time_ms),
+    cost: optionalNum(row.cost),
+  };
+}

@@ -1,0 +1,242 @@
+// The default store: one SQLite file under the data directory, through Node's built-in
+// `node:sqlite` (no native module to build). WAL mode lets the CLI's `keys` commands write while a
+// server reads; the busy timeout makes a writer wait for the other instead of failing.
+
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { generateKey, generateProjectId, keyIdOf, keyMatchesHash } from "./api-keys.ts";
+import { pendingMigrations, sqliteMigrations } from "./migrations.ts";
+import { groupIntoPages, prepareAction } from "./replay.ts";
+import { actionFromRow, json, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
+import type {
+  CreatedKey,
+  KeyIdentity,
+  KeyInfo,
+  NewReplayAction,
+  NewSession,
+  ReplayResult,
+  SessionRecord,
+  Store,
+} from "./store.ts";
+
+export const SQLITE_FILE_NAME = "deckhand.db";
+
+export class SqliteStore implements Store {
+  readonly description: string;
+  private readonly db: DatabaseSync;
+  private readonly statements = new Map<string, StatementSync>();
+
+  /** Opens (creating if needed) `<dataDir>/deckhand.db` and brings its schema up to date. */
+  constructor(dataDir: string) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const file = path.resolve(dataDir, SQLITE_FILE_NAME);
+    this.description = `sqlite at ${file}`;
+    this.db = new DatabaseSync(file, { timeout: 5000, enableForeignKeyConstraints: true });
+    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    this.migrate(file);
+  }
+
+  private migrate(where: string): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.db.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+      );
+      const row = this.db.prepare("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations").get();
+      for (const migration of pendingMigrations(sqliteMigrations, Number(row?.version ?? 0), where)) {
+        this.db.exec(migration.sql);
+        this.db
+          .prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)")
+          .run(migration.version, migration.name, Date.now());
+      }
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  private sql(text: string): StatementSync {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  private all(text: string, ...params: SQLInputValue[]): Record<string, unknown>[] {
+    return this.sql(text).all(...params);
+  }
+
+  private get(text: string, ...params: SQLInputValue[]): Record<string, unknown> | undefined {
+    return this.sql(text).get(...params);
+  }
+
+  private run(text: string, ...params: SQLInputValue[]): number {
+    return Number(this.sql(text).run(...params).changes);
+  }
+
+  async createKey(input: { name?: string; projectId?: string } = {}): Promise<CreatedKey> {
+    const { id, key, hash } = generateKey();
+    const created: CreatedKey = {
+      id,
+      key,
+      projectId: input.projectId ?? generateProjectId(),
+      createdAt: Date.now(),
+    };
+    if (input.name !== undefined) created.name = input.name;
+    this.run(
+      "INSERT INTO api_keys (id, key_hash, project_id, name, created_at) VALUES (?, ?, ?, ?, ?)",
+      id,
+      hash,
+      created.projectId,
+      input.name ?? null,
+      created.createdAt,
+    );
+    return created;
+  }
+
+  async verifyKey(key: string): Promise<KeyIdentity | null> {
+    const id = keyIdOf(key);
+    const row = id
+      ? this.get("SELECT key_hash, project_id FROM api_keys WHERE id = ? AND revoked_at IS NULL", id)
+      : undefined;
+    // Compared even when no row matched, so that an unknown key costs the same as a wrong one.
+    const matches = keyMatchesHash(key, row ? String(row.key_hash) : null);
+    if (!matches || !row || !id) return null;
+    return { keyId: id, projectId: String(row.project_id) };
+  }
+
+  async listKeys(): Promise<KeyInfo[]> {
+    return this.all(
+      "SELECT id, project_id, name, created_at, revoked_at FROM api_keys ORDER BY created_at, id",
+    ).map(keyFromRow);
+  }
+
+  async revokeKey(id: string): Promise<boolean> {
+    return (
+      this.run("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Date.now(), id) > 0
+    );
+  }
+
+  async createSession(input: NewSession): Promise<SessionRecord> {
+    const now = input.createdAt ?? Date.now();
+    const id = input.id ?? randomUUID();
+    this.run(
+      `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at)
+       VALUES (?, ?, ?, ?, ?, 'active', ?, ?)`,
+      id,
+      input.projectId,
+      input.keyId,
+      toJsonText(input.params ?? {}, "Session params"),
+      input.clientLanguage ?? null,
+      now,
+      now,
+    );
+    return (await this.getSession(id))!;
+  }
+
+  async getSession(id: string): Promise<SessionRecord | null> {
+    const row = this.get("SELECT * FROM sessions WHERE id = ?", id);
+    return row ? sessionFromRow(row) : null;
+  }
+
+  async touchSession(id: string, at = Date.now()): Promise<void> {
+    this.run(
+      "UPDATE sessions SET last_activity_at = MAX(last_activity_at, ?) WHERE id = ? AND status = 'active'",
+      at,
+      id,
+    );
+  }
+
+  async endSession(id: string, at = Date.now()): Promise<boolean> {
+    return (
+      this.run(
+        "UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?) WHERE id = ? AND status = 'active'",
+        at,
+        at,
+        id,
+      ) > 0
+    );
+  }
+
+  async listActiveSessions(filter: { projectId?: string } = {}): Promise<SessionRecord[]> {
+    const rows =
+      filter.projectId === undefined
+        ? this.all("SELECT * FROM sessions WHERE status = 'active' ORDER BY created_at, id")
+        : this.all(
+            "SELECT * FROM sessions WHERE status = 'active' AND project_id = ? ORDER BY created_at, id",
+            filter.projectId,
+          );
+    return rows.map(sessionFromRow);
+  }
+
+  async countActiveSessions(filter: { projectId?: string } = {}): Promise<number> {
+    const row =
+      filter.projectId === undefined
+        ? this.get("SELECT COUNT(*) AS n FROM sessions WHERE status = 'active'")
+        : this.get(
+            "SELECT COUNT(*) AS n FROM sessions WHERE status = 'active' AND project_id = ?",
+            filter.projectId,
+          );
+    return Number(row?.n ?? 0);
+  }
+
+  async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {
+    const stored = prepareAction(action);
+    this.run(
+      `INSERT INTO replay_actions (session_id, method, parameters, result, started_at, ended_at, page_url,
+         input_tokens, output_tokens, time_ms, cost)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      sessionId,
+      stored.method,
+      toJsonText(stored.parameters, "Action parameters"),
+      toJsonText(stored.result, "Action result"),
+      stored.timestamp,
+      stored.endTime,
+      stored.pageUrl,
+      stored.inputTokens,
+      stored.outputTokens,
+      stored.timeMs,
+      stored.cost,
+    );
+  }
+
+  async getReplay(sessionId: string): Promise<ReplayResult | null> {
+    const session = await this.getSession(sessionId);
+    if (!session) return null;
+    const rows = this.all("SELECT * FROM replay_actions WHERE session_id = ? ORDER BY seq", sessionId);
+    return groupIntoPages(rows.map(actionFromRow), session.clientLanguage);
+  }
+
+  async cacheGet(projectId: string, key: string): Promise<unknown> {
+    const row = this.get(
+      "SELECT value FROM cache_entries WHERE project_id = ? AND cache_key = ?",
+      projectId,
+      key,
+    );
+    return row ? json(row.value) : undefined;
+  }
+
+  async cachePut(projectId: string, key: string, value: unknown): Promise<void> {
+    this.run(
+      `INSERT INTO cache_entries (project_id, cache_key, value, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (project_id, cache_key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      projectId,
+      key,
+      toJsonText(value, "A cache value"),
+      Date.now(),
+    );
+  }
+
+  async cacheDelete(projectId: string, key: string): Promise<boolean> {
+    return this.run("DELETE FROM cache_entries WHERE project_id = ? AND cache_key = ?", projectId, key) > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) this.db.close();
+  }
+}

@@ -1,0 +1,142 @@
+// What the service keeps between requests and across restarts: API keys, sessions, the replay
+// record of every session, and the server-side action cache. One interface, two back ends
+// (embedded SQLite, PostgreSQL); test/store.contract.ts holds both to the same behaviour.
+//
+// Units: every timestamp is milliseconds since the Unix epoch (UTC); every duration, `endTime -
+// timestamp` and `timeMs` is milliseconds.
+
+/** Who a request is, once its API key is verified. */
+export interface KeyIdentity {
+  keyId: string;
+  projectId: string;
+}
+
+/** An API key as listed: never the key itself nor its hash. */
+export interface KeyInfo {
+  id: string;
+  projectId: string;
+  name?: string;
+  createdAt: number;
+  /** Set once the key is revoked; a revoked key never verifies again. */
+  revokedAt?: number;
+}
+
+/** A newly created key. `key` is the only time the plaintext exists outside the caller. */
+export interface CreatedKey {
+  id: string;
+  key: string;
+  projectId: string;
+  name?: string;
+  createdAt: number;
+}
+
+export type SessionStatus = "active" | "ended";
+
+export interface SessionRecord {
+  /** A UUID. */
+  id: string;
+  projectId: string;
+  keyId: string;
+  /** The start parameters, as the route chose to keep them (secrets already removed). */
+  params: Record<string, unknown>;
+  /** The client's `x-language` header at start; the replay's `clientLanguage`. */
+  clientLanguage?: string;
+  status: SessionStatus;
+  createdAt: number;
+  lastActivityAt: number;
+  endedAt?: number;
+}
+
+export interface NewSession {
+  /** Defaults to a fresh UUID. */
+  id?: string;
+  projectId: string;
+  keyId: string;
+  params?: Record<string, unknown>;
+  clientLanguage?: string;
+  /** Defaults to now. */
+  createdAt?: number;
+}
+
+/** Spec 2.6. Every field optional; `timeMs` in milliseconds, `cost` in the provider's currency unit. */
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  timeMs?: number;
+  cost?: number;
+}
+
+/** One operation to record. `variables` values and `apiKey` fields are redacted before storage. */
+export interface NewReplayAction {
+  method: string;
+  /** Spec 2.5: an object. */
+  parameters: Record<string, unknown>;
+  /** Spec 2.5: an object (wrap an array result, e.g. observe's, as `{ actions: [...] }`). */
+  result: Record<string, unknown>;
+  /** Start of the operation, epoch milliseconds. */
+  timestamp: number;
+  /** End of the operation, epoch milliseconds. */
+  endTime?: number;
+  /** The URL of the page the operation ran on; consecutive actions on one URL form one replay page. */
+  pageUrl: string;
+  tokenUsage?: TokenUsage;
+}
+
+/** Spec 2.5 (no pageUrl: it is the page's `url`). Optional fields are absent, never null. */
+export interface ReplayAction {
+  method: string;
+  parameters: Record<string, unknown>;
+  result: Record<string, unknown>;
+  timestamp: number;
+  endTime?: number;
+  tokenUsage?: TokenUsage;
+}
+
+/** Spec 2.4. `timestamp` = first action's start; `duration` = last action's end minus that, in ms. */
+export interface ReplayPage {
+  url: string;
+  timestamp: number;
+  duration: number;
+  actions: ReplayAction[];
+}
+
+/** Spec 2.3. */
+export interface ReplayResult {
+  pages: ReplayPage[];
+  clientLanguage?: string;
+}
+
+export interface Store {
+  /** `sqlite` or `postgres`, and where: for logs and `--help`-level diagnostics. */
+  readonly description: string;
+
+  createKey(input?: { name?: string; projectId?: string }): Promise<CreatedKey>;
+  /** The key's identity, or null when the key is unknown, malformed or revoked. */
+  verifyKey(key: string): Promise<KeyIdentity | null>;
+  /** Every key, oldest first, revoked ones included (with `revokedAt`). */
+  listKeys(): Promise<KeyInfo[]>;
+  /** True when an active key with this id was revoked now. */
+  revokeKey(id: string): Promise<boolean>;
+
+  createSession(input: NewSession): Promise<SessionRecord>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  /** Records activity on an active session (idle timeouts count from here). */
+  touchSession(id: string, at?: number): Promise<void>;
+  /** True when the session was active and is now ended. */
+  endSession(id: string, at?: number): Promise<boolean>;
+  /** Active sessions, oldest first; optionally only one project's. */
+  listActiveSessions(filter?: { projectId?: string }): Promise<SessionRecord[]>;
+  countActiveSessions(filter?: { projectId?: string }): Promise<number>;
+
+  appendAction(sessionId: string, action: NewReplayAction): Promise<void>;
+  /** The session's replay (spec 2.3), or null when there is no such session. */
+  getReplay(sessionId: string): Promise<ReplayResult | null>;
+
+  /** The cached value, or undefined. A project only ever sees its own entries. */
+  cacheGet(projectId: string, key: string): Promise<unknown>;
+  /** Stores any JSON-serialisable value, replacing an existing entry. */
+  cachePut(projectId: string, key: string, value: unknown): Promise<void>;
+  cacheDelete(projectId: string, key: string): Promise<boolean>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,225 @@
+// The deckhand-server command, run the way an operator runs it: a separate Node 24 process on the
+// TypeScript source, against a temporary data directory.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const packageDir = path.resolve(here, "..");
+const node = path.resolve(packageDir, "../../node_modules/.bin/node");
+const cli = path.join(packageDir, "src/cli.ts");
+
+// The operator's environment must not leak into the tests.
+const baseEnv = { ...process.env };
+delete baseEnv.DATABASE_URL;
+delete baseEnv.DECKHAND_API_KEYS;
+delete baseEnv.DECKHAND_LOG_LEVEL;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}, entry = cli): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, ["--conditions=deckhand-source", entry, ...args], {
+      env: { ...baseEnv, ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const running = new Set<ChildProcess>();
+
+/** Starts the server and waits for its "listening on" line. */
+async function startServer(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(node, ["--conditions=deckhand-source", cli, "--port", "0", ...args], {
+    env: { ...baseEnv, DECKHAND_LOG_LEVEL: "warn", ...env },
+  });
+  running.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no listening line; stdout: ${stdout} stderr: ${stderr}`)),
+      20_000,
+    );
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/[^\s]+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.on("close", () => reject(new Error(`exited early; stdout: ${stdout} stderr: ${stderr}`)));
+  });
+  return {
+    url,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    stop: async () => {
+      child.kill("SIGTERM");
+      const code = await exited;
+      running.delete(child);
+      return code;
+    },
+  };
+}
+
+describe("deckhand-server", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "deckhand-cli-"));
+  });
+  afterEach(() => {
+    for (const child of running) child.kill("SIGKILL");
+    running.clear();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("--help documents every flag, command and environment variable", async () => {
+    const { code, stdout } = await run(["--help"]);
+    expect(code).toBe(0);
+    for (const text of [
+      "--host",
+      "--port",
+      "--data-dir",
+      "--database-url",
+      "--max-sessions",
+      "--session-idle-timeout",
+      "--body-limit",
+      "--max-browsers",
+      "--sessions-per-browser",
+      "--browser-arg",
+      "keys create",
+      "keys list",
+      "keys revoke <id>",
+      "DATABASE_URL",
+      "DECKHAND_API_KEYS",
+      "DECKHAND_LOG_LEVEL",
+    ]) {
+      expect(stdout).toContain(text);
+    }
+  });
+
+  it("runs through bin/deckhand-server.js from the repository, without a build", async () => {
+    const { code, stdout } = await run(["--help"], {}, path.join(packageDir, "bin/deckhand-server.js"));
+    expect(code).toBe(0);
+    expect(stdout).toContain("Usage:");
+  });
+
+  it("rejects an unknown flag and says which are valid", async () => {
+    const { code, stderr } = await run(["--prot", "3000"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("Unknown option --prot");
+    expect(stderr).toContain("--port");
+    expect(stderr).toContain("--data-dir");
+  });
+
+  it("rejects a bad value and says what is expected", async () => {
+    const { code, stderr } = await run(["--port", "http"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("--port must be a whole number from 0 to 65535");
+  });
+
+  it("creates, lists and revokes keys", async () => {
+    const data = path.join(dir, "keys");
+    const created = await run(["keys", "create", "--name", "ci", "--json", "--data-dir", data]);
+    expect(created.code).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect(key).toMatchObject({ name: "ci", key: expect.stringMatching(/^dh_/) });
+
+    const listed = await run(["keys", "list", "--json", "--data-dir", data]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(key.key);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { id: key.id, name: "ci", projectId: key.projectId, createdAt: key.createdAt },
+    ]);
+    const table = await run(["keys", "list", "--data-dir", data]);
+    expect(table.stdout).toMatch(new RegExp(`${key.id}\\s+ci\\s+${key.projectId}\\s+\\S+\\s+active`));
+
+    const revoked = await run(["keys", "revoke", key.id, "--data-dir", data]);
+    expect(revoked.code).toBe(0);
+    expect(
+      JSON.parse((await run(["keys", "list", "--json", "--data-dir", data])).stdout)[0].revokedAt,
+    ).toEqual(expect.any(Number));
+    const again = await run(["keys", "revoke", key.id, "--data-dir", data]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("No active API key");
+  });
+
+  it("on first start prints a new key once, serves the API, rejects calls without a key, runs sessions in its own Chromium pool, and stops leaving no Chrome", async () => {
+    const data = path.join(dir, "first-start");
+    const server = await startServer(["--data-dir", data]);
+    const printed = /\b(dh_[0-9a-f]{16}_[A-Za-z0-9_-]{43})\b/.exec(server.stdout())?.[1];
+    expect(printed).toBeDefined();
+    expect(server.stdout()).toContain("shown only this once");
+
+    const openapi = await fetch(`${server.url}/v1/openapi.json`);
+    expect(openapi.status).toBe(200);
+    expect((await openapi.json()).openapi).toBe("3.1.0");
+    const replayPath = "/v1/sessions/00000000-0000-4000-8000-000000000000/replay";
+    const anonymous = await fetch(`${server.url}${replayPath}`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ success: false, code: "UNAUTHORIZED" });
+    const withKey = await fetch(`${server.url}${replayPath}`, {
+      headers: { "x-platform-api-key": printed! },
+    });
+    expect(withKey.status).toBe(404);
+    expect(await server.stop()).toBe(0);
+
+    // A second start finds the key and prints none; its sessions run in its own Chromium pool, and
+    // nothing of it is left running once it stopped.
+    const marker = `--deckhand-cli-test=${process.pid}-${Date.now()}`;
+    const again = await startServer([
+      "--data-dir",
+      data,
+      "--max-browsers",
+      "1",
+      "--browser-arg=--disable-background-networking",
+      "--browser-arg=--disable-component-update",
+      `--browser-arg=${marker}`,
+    ]);
+    expect(again.stdout()).not.toContain("dh_");
+    const headers = { "x-platform-api-key": printed!, "content-type": "application/json" };
+    const start = await fetch(`${again.url}/v1/sessions/start`, { method: "POST", headers, body: "{}" });
+    expect(start.status).toBe(200);
+    const { sessionId, cdpUrl } = (await start.json()).data;
+    expect(cdpUrl).toBe(`${again.url.replace("http:", "ws:")}/v1/sessions/${sessionId}/cdp`);
+    const page = await fetch(`${again.url}/v1/sessions/${sessionId}/extract`, {
+      method: "POST",
+      headers,
+      body: "{}",
+    });
+    expect(page.status).toBe(200);
+    expect(liveChromeProcesses(marker).length).toBeGreaterThan(0);
+    expect(await again.stop()).toBe(0);
+    expect(await waitForNoChrome(marker)).toEqual([]);
+  });
+
+  it("prints no key when the operator gives keys in DECKHAND_API_KEYS, and accepts them", async () => {
+    const server = await startServer(["--data-dir", path.join(dir, "operator")], {
+      DECKHAND_API_KEYS: "operator-one-0123456789abcdef, operator-two-0123456789abcdef",
+    });
+    expect(server.stdout()).not.toContain("dh_");
+    const response = await fetch(`${server.url}/v1/sessions/00000000-0000-4000-8000-000000000000/replay`, {
+      headers: { "x-platform-api-key": "operator-two-0123456789abcdef" },
+    });
+    expect(response.status).toBe(404);
+    expect(await server.stop()).toBe(0);
+  });
+});

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redactSecrets } from "../src/redact.ts";
+import type { SessionHandlers } from "../src/routes/handlers.ts";
+import { startService, type TestService } from "./helpers.ts";
+
+describe("logging", () => {
+  let service: TestService;
+  const handlers: Partial<SessionHandlers> = {
+    async sessionAct(context) {
+      context.request.log.info({ options: context.body.options }, "act options");
+      throw new Error("boom");
+    },
+  };
+
+  beforeAll(async () => {
+    service = await startService({ handlers });
+  });
+  afterAll(() => service.close());
+
+  it("never writes API keys, authorization headers, model keys or variable values", async () => {
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: {
+        authorization: "Bearer bearer-secret-1",
+        "x-model-api-key": "sk-model-secret-2",
+        "x-language": "typescript",
+      },
+      json: {
+        input: "log in as %user% with %password%",
+        options: {
+          variables: {
+            user: "alice-secret-3",
+            password: { value: "hunter2-secret-4", description: "the password" },
+          },
+          model: { modelName: "openai/gpt-4.1-mini", apiKey: "sk-inline-secret-5" },
+        },
+      },
+    });
+    expect(response.status).toBe(500);
+    const text = service.logText();
+    for (const secret of [
+      service.key.key,
+      "bearer-secret-1",
+      "sk-model-secret-2",
+      "alice-secret-3",
+      "hunter2-secret-4",
+      "sk-inline-secret-5",
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+    // What is left is still useful: variable names, descriptions, the model, the client language.
+    const failed = service.logs().find((line) => line.msg === "request failed") as { body: unknown };
+    expect(failed.body).toEqual({
+      input: "log in as %user% with %password%",
+      options: {
+        variables: { user: "[redacted]", password: { value: "[redacted]", description: "the password" } },
+        model: { modelName: "openai/gpt-4.1-mini", apiKey: "[redacted]" },
+      },
+    });
+    expect(text).toContain('"x-language":"typescript"');
+    expect(text).toContain('"msg":"act options"');
+  });
+
+  it("redacts secrets at any depth of plain objects and leaves other values alone", () => {
+    const input = {
+      a: [{ deep: { apiKey: "k", "x-platform-api-key": "p", Authorization: "b", keep: 1 } }],
+      variables: { v: 1, w: true },
+      empty: { apiKey: "" },
+      date: new Date(0),
+    };
+    expect(redactSecrets(input)).toEqual({
+      a: [
+        {
+          deep: {
+            apiKey: "[redacted]",
+            "x-platform-api-key": "[redacted]",
+            Authorization: "[redacted]",
+            keep: 1,
+          },
+        },
+      ],
+      variables: { v: "[redacted]", w: "[redacted]" },
+      empty: { apiKey: "" },
+      date: new Date(0),
+    });
+    expect(input.a[0]?.deep.apiKey).toBe("k");
+  });
+});

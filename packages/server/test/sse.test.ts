@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionHandlers } from "../src/routes/handlers.ts";
+import { startService, type TestService } from "./helpers.ts";
+
+const actResult = { success: true, message: "clicked", actionDescription: "click the button" };
+
+/** Splits an SSE body into its events, checking the framing on the way. */
+function parseEvents(text: string): Array<{ type: string; id: string; data: Record<string, unknown> }> {
+  expect(text.endsWith("\n\n")).toBe(true);
+  return text
+    .slice(0, -2)
+    .split("\n\n")
+    .map((block) => {
+      // One `data:` line per event, and nothing else (no `event:` line).
+      expect(block.split("\n")).toHaveLength(1);
+      expect(block.startsWith("data: ")).toBe(true);
+      return JSON.parse(block.slice("data: ".length));
+    });
+}
+
+describe("Server-Sent Events", () => {
+  let service: TestService;
+  let mode: "ok" | "fail" | "wait" = "ok";
+  let sawAbort: (reason: unknown) => void = () => {};
+
+  const handlers: Partial<SessionHandlers> = {
+    async sessionAct({ log, signal, streaming }) {
+      if (mode === "fail") throw new Error("internal detail that must not leak");
+      if (mode === "wait") {
+        log("waiting for the page");
+        await new Promise<void>((resolve) => {
+          signal.addEventListener("abort", () => {
+            sawAbort(signal.reason);
+            resolve();
+          });
+        });
+        return { result: actResult };
+      }
+      log("looking at the page");
+      log(`streaming: ${streaming}`);
+      return { result: actResult, actionId: "action-1" };
+    },
+  };
+
+  beforeAll(async () => {
+    service = await startService({ handlers });
+  });
+  afterAll(() => service.close());
+
+  it("streams system and log events, then finished with the result, when x-stream-response is true", async () => {
+    mode = "ok";
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: { "x-stream-response": "true" },
+      json: { input: "click the button" },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const events = parseEvents(await response.text());
+    expect(events.map((e) => [e.type, e.data.status])).toEqual([
+      ["system", "starting"],
+      ["system", "connected"],
+      ["system", "running"],
+      ["log", "running"],
+      ["log", "running"],
+      ["system", "finished"],
+    ]);
+    expect(events[3]?.data).toEqual({ status: "running", message: "looking at the page" });
+    expect(events[4]?.data).toEqual({ status: "running", message: "streaming: true" });
+    expect(events[5]?.data).toEqual({ status: "finished", result: actResult });
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    for (const event of events) expect(Object.keys(event).sort()).toEqual(["data", "id", "type"]);
+  });
+
+  it("streams when the body says streamResponse: true", async () => {
+    mode = "ok";
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      json: { input: "click the button", streamResponse: true },
+    });
+    const events = parseEvents(await response.text());
+    expect(events.at(-1)?.data).toEqual({ status: "finished", result: actResult });
+  });
+
+  it("answers plain JSON when no stream was asked for, with data.result equal to the stream's result", async () => {
+    mode = "ok";
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: { "x-stream-response": "false" },
+      json: { input: "click the button" },
+    });
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({
+      success: true,
+      data: { result: actResult, actionId: "action-1" },
+    });
+  });
+
+  it("ends with an error event that carries no internals", async () => {
+    mode = "fail";
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: { "x-stream-response": "true" },
+      json: { input: "click the button" },
+    });
+    const text = await response.text();
+    expect(text).not.toContain("internal detail");
+    const events = parseEvents(text);
+    const last = events.at(-1)!;
+    expect(last.type).toBe("system");
+    expect(last.data.status).toBe("error");
+    expect(String(last.data.error)).toMatch(/^Internal server error/);
+    expect(service.logText()).toContain("internal detail that must not leak");
+  });
+
+  it("aborts the operation's signal when a JSON client disconnects before the answer", async () => {
+    mode = "wait";
+    const aborted = new Promise<unknown>((resolve) => {
+      sawAbort = resolve;
+    });
+    const session = await service.session();
+    const controller = new AbortController();
+    const request = service
+      .call(`/v1/sessions/${session.id}/act`, {
+        method: "POST",
+        json: { input: "x" },
+        signal: controller.signal,
+      })
+      .catch(() => "aborted");
+    // Give the request time to reach the handler, then hang up.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort();
+    expect(await request).toBe("aborted");
+    const reason = await Promise.race([
+      aborted,
+      new Promise((_, reject) => setTimeout(() => reject(new Error("the signal was not aborted")), 5000)),
+    ]);
+    expect((reason as Error).name).toBe("ServiceCancelledError");
+  });
+
+  it("aborts the operation's signal when the client disconnects mid-stream", async () => {
+    mode = "wait";
+    const aborted = new Promise<unknown>((resolve) => {
+      sawAbort = resolve;
+    });
+    const session = await service.session();
+    const controller = new AbortController();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: { "x-stream-response": "true" },
+      json: { input: "click the button" },
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!seen.includes("waiting for the page")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended early: ${seen}`);
+      seen += decoder.decode(value, { stream: true });
+    }
+    controller.abort();
+    const reason = await Promise.race([
+      aborted,
+      new Promise((_, reject) => setTimeout(() => reject(new Error("the signal was not aborted")), 5000)),
+    ]);
+    expect((reason as Error).name).toBe("ServiceCancelledError");
+    expect(seen).not.toContain('"finished"');
+  });
+});

@@ -1,0 +1,375 @@
+// The behaviour every Store back end must have. store.sqlite.test.ts and store.postgres.test.ts run
+// this same suite against their back end.
+
+import crypto from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Store } from "../src/store/store.ts";
+
+export interface StoreHarness {
+  /** Opens a store on the harness's database; each call reaches the same data (restart = close + open). */
+  open(): Promise<Store>;
+  /** Every row of a table, read around the store (to check what is really on disk). */
+  rawRows(table: string): Promise<Record<string, unknown>[]>;
+  /** Every byte the back end keeps on disk, when it can say (SQLite: the file and its WAL). */
+  rawBytes?(): Promise<Buffer>;
+  /** Removes everything the harness created. */
+  dispose(): Promise<void>;
+}
+
+export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
+  let harness: StoreHarness;
+  let store: Store;
+
+  beforeAll(async () => {
+    harness = await makeHarness();
+    store = await harness.open();
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await harness?.dispose();
+  });
+
+  describe("API keys", () => {
+    it("creates a prefixed, high-entropy key that verifies to its key id and project", async () => {
+      const created = await store.createKey({ name: "ci", projectId: "proj_contract" });
+      expect(created.key).toMatch(/^dh_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
+      expect(created).toMatchObject({ name: "ci", projectId: "proj_contract" });
+      expect(await store.verifyKey(created.key)).toEqual({ keyId: created.id, projectId: "proj_contract" });
+    });
+
+    it("gives each key without a project id its own project", async () => {
+      const a = await store.createKey();
+      const b = await store.createKey();
+      expect(a.projectId).toMatch(/^proj_/);
+      expect(a.projectId).not.toBe(b.projectId);
+    });
+
+    it("keeps only a SHA-256 hash: the plaintext key is nowhere in the database", async () => {
+      const created = await store.createKey({ name: "hashed" });
+      const secret = created.key.split("_").slice(2).join("_");
+      const rows = await harness.rawRows("api_keys");
+      const row = rows.find((r) => r.id === created.id);
+      expect(row?.key_hash).toBe(crypto.createHash("sha256").update(created.key).digest("hex"));
+      const dump = JSON.stringify(rows);
+      expect(dump).not.toContain(created.key);
+      expect(dump).not.toContain(secret);
+      if (harness.rawBytes) {
+        const bytes = await harness.rawBytes();
+        expect(bytes.includes(created.key)).toBe(false);
+        expect(bytes.includes(secret)).toBe(false);
+      }
+    });
+
+    it("lists keys without the key or its hash", async () => {
+      const created = await store.createKey({ name: "listed" });
+      const listed = (await store.listKeys()).find((k) => k.id === created.id);
+      expect(listed).toEqual({
+        id: created.id,
+        name: "listed",
+        projectId: created.projectId,
+        createdAt: created.createdAt,
+      });
+      expect(JSON.stringify(await store.listKeys())).not.toContain(created.key);
+    });
+
+    it("rejects a wrong secret for a real key id, a malformed key and an unknown key", async () => {
+      const created = await store.createKey();
+      const wrong = `${created.key.slice(0, -1)}${created.key.endsWith("A") ? "B" : "A"}`;
+      expect(await store.verifyKey(wrong)).toBeNull();
+      expect(await store.verifyKey("not-a-key")).toBeNull();
+      expect(await store.verifyKey("")).toBeNull();
+      expect(await store.verifyKey(`dh_0123456789abcdef_${"x".repeat(43)}`)).toBeNull();
+    });
+
+    it("compares key hashes with crypto.timingSafeEqual", async () => {
+      const created = await store.createKey();
+      const spy = vi.spyOn(crypto, "timingSafeEqual");
+      try {
+        expect(await store.verifyKey(created.key)).not.toBeNull();
+        expect(spy).toHaveBeenCalled();
+        spy.mockClear();
+        expect(await store.verifyKey(`dh_0123456789abcdef_${"y".repeat(43)}`)).toBeNull();
+        expect(spy).toHaveBeenCalled();
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it("rejects a revoked key and marks it revoked in the list", async () => {
+      const created = await store.createKey({ name: "to revoke" });
+      expect(await store.revokeKey(created.id)).toBe(true);
+      expect(await store.verifyKey(created.key)).toBeNull();
+      expect(await store.revokeKey(created.id)).toBe(false);
+      expect(await store.revokeKey("no-such-key")).toBe(false);
+      const listed = (await store.listKeys()).find((k) => k.id === created.id);
+      expect(listed?.revokedAt).toBeTypeOf("number");
+    });
+  });
+
+  describe("sessions", () => {
+    it("goes from active to ended, with activity and end times", async () => {
+      const session = await store.createSession({
+        projectId: "proj_s",
+        keyId: "key_s",
+        params: { modelName: "openai/gpt-4.1-mini", selfHeal: true },
+        clientLanguage: "typescript",
+        createdAt: 1_700_000_000_000,
+      });
+      expect(session.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(session).toEqual({
+        id: session.id,
+        projectId: "proj_s",
+        keyId: "key_s",
+        params: { modelName: "openai/gpt-4.1-mini", selfHeal: true },
+        clientLanguage: "typescript",
+        status: "active",
+        createdAt: 1_700_000_000_000,
+        lastActivityAt: 1_700_000_000_000,
+      });
+      expect(await store.getSession(session.id)).toEqual(session);
+
+      await store.touchSession(session.id, 1_700_000_005_000);
+      expect((await store.getSession(session.id))?.lastActivityAt).toBe(1_700_000_005_000);
+      // Activity never moves backwards.
+      await store.touchSession(session.id, 1_700_000_001_000);
+      expect((await store.getSession(session.id))?.lastActivityAt).toBe(1_700_000_005_000);
+
+      expect((await store.listActiveSessions({ projectId: "proj_s" })).map((s) => s.id)).toEqual([
+        session.id,
+      ]);
+      expect(await store.countActiveSessions({ projectId: "proj_s" })).toBe(1);
+
+      expect(await store.endSession(session.id, 1_700_000_009_000)).toBe(true);
+      const ended = await store.getSession(session.id);
+      expect(ended).toMatchObject({
+        status: "ended",
+        endedAt: 1_700_000_009_000,
+        lastActivityAt: 1_700_000_009_000,
+      });
+      expect(await store.endSession(session.id)).toBe(false);
+      expect(await store.listActiveSessions({ projectId: "proj_s" })).toEqual([]);
+      expect(await store.countActiveSessions({ projectId: "proj_s" })).toBe(0);
+    });
+
+    it("counts and lists active sessions across projects", async () => {
+      const before = await store.countActiveSessions();
+      const a = await store.createSession({ projectId: "proj_c1", keyId: "k" });
+      await store.createSession({ projectId: "proj_c2", keyId: "k" });
+      expect(await store.countActiveSessions()).toBe(before + 2);
+      expect((await store.listActiveSessions()).some((s) => s.id === a.id)).toBe(true);
+      expect(a.params).toEqual({});
+      expect(a.clientLanguage).toBeUndefined();
+    });
+
+    it("answers null for an unknown session", async () => {
+      expect(await store.getSession(crypto.randomUUID())).toBeNull();
+      expect(await store.getReplay(crypto.randomUUID())).toBeNull();
+    });
+  });
+
+  describe("replay", () => {
+    it("groups actions into pages by URL, in the order they happened (spec 2.3-2.6)", async () => {
+      const session = await store.createSession({
+        projectId: "proj_r",
+        keyId: "k",
+        clientLanguage: "python",
+      });
+      const t = 1_700_000_000_000;
+      await store.appendAction(session.id, {
+        method: "navigate",
+        parameters: { url: "https://a.test/" },
+        result: { ok: true },
+        timestamp: t,
+        endTime: t + 500,
+        pageUrl: "https://a.test/",
+      });
+      await store.appendAction(session.id, {
+        method: "act",
+        parameters: { input: "click sign in" },
+        result: { success: true },
+        timestamp: t + 1000,
+        endTime: t + 2500,
+        pageUrl: "https://a.test/",
+        tokenUsage: { inputTokens: 1200, outputTokens: 40, timeMs: 1400, cost: 0.0031 },
+      });
+      await store.appendAction(session.id, {
+        method: "extract",
+        parameters: { instruction: "the price" },
+        result: { extraction: "$3" },
+        timestamp: t + 3000,
+        pageUrl: "https://b.test/",
+        tokenUsage: { inputTokens: 10 },
+      });
+      await store.appendAction(session.id, {
+        method: "observe",
+        parameters: {},
+        result: { actions: [] },
+        timestamp: t + 4000,
+        endTime: t + 4100,
+        pageUrl: "https://a.test/",
+      });
+
+      expect(await store.getReplay(session.id)).toStrictEqual({
+        pages: [
+          {
+            url: "https://a.test/",
+            timestamp: t,
+            duration: 2500,
+            actions: [
+              {
+                method: "navigate",
+                parameters: { url: "https://a.test/" },
+                result: { ok: true },
+                timestamp: t,
+                endTime: t + 500,
+              },
+              {
+                method: "act",
+                parameters: { input: "click sign in" },
+                result: { success: true },
+                timestamp: t + 1000,
+                endTime: t + 2500,
+                tokenUsage: { inputTokens: 1200, outputTokens: 40, timeMs: 1400, cost: 0.0031 },
+              },
+            ],
+          },
+          {
+            url: "https://b.test/",
+            timestamp: t + 3000,
+            duration: 0,
+            actions: [
+              {
+                method: "extract",
+                parameters: { instruction: "the price" },
+                result: { extraction: "$3" },
+                timestamp: t + 3000,
+                tokenUsage: { inputTokens: 10 },
+              },
+            ],
+          },
+          {
+            url: "https://a.test/",
+            timestamp: t + 4000,
+            duration: 100,
+            actions: [
+              {
+                method: "observe",
+                parameters: {},
+                result: { actions: [] },
+                timestamp: t + 4000,
+                endTime: t + 4100,
+              },
+            ],
+          },
+        ],
+        clientLanguage: "python",
+      });
+    });
+
+    it("has no pages and no clientLanguage for a fresh session without one", async () => {
+      const session = await store.createSession({ projectId: "proj_r", keyId: "k" });
+      expect(await store.getReplay(session.id)).toStrictEqual({ pages: [] });
+    });
+
+    it("stores variable values and API keys redacted, variable names kept", async () => {
+      const session = await store.createSession({ projectId: "proj_r", keyId: "k" });
+      await store.appendAction(session.id, {
+        method: "act",
+        parameters: {
+          input: "type %password% into the password field",
+          options: {
+            variables: { password: "hunter2", user: { value: "alice", description: "the login" } },
+            model: { modelName: "openai/gpt-4.1-mini", apiKey: "sk-secret-model-key" },
+          },
+        },
+        result: { success: true, message: "typed hunter2" },
+        timestamp: 1,
+        pageUrl: "https://login.test/",
+      });
+      const replay = await store.getReplay(session.id);
+      const action = replay?.pages[0]?.actions[0];
+      expect(action?.parameters).toEqual({
+        input: "type %password% into the password field",
+        options: {
+          variables: { password: "[redacted]", user: { value: "[redacted]", description: "the login" } },
+          model: { modelName: "openai/gpt-4.1-mini", apiKey: "[redacted]" },
+        },
+      });
+      const dump = JSON.stringify(await harness.rawRows("replay_actions"));
+      expect(dump).not.toContain("sk-secret-model-key");
+      expect(dump).not.toContain("alice");
+    });
+  });
+
+  describe("cache", () => {
+    it("stores, replaces and deletes JSON values", async () => {
+      expect(await store.cacheGet("proj_k", "act:a")).toBeUndefined();
+      await store.cachePut("proj_k", "act:a", {
+        selector: "/html/body/button",
+        args: [1, "x"],
+        nested: { n: null },
+      });
+      expect(await store.cacheGet("proj_k", "act:a")).toEqual({
+        selector: "/html/body/button",
+        args: [1, "x"],
+        nested: { n: null },
+      });
+      await store.cachePut("proj_k", "act:a", "replaced");
+      expect(await store.cacheGet("proj_k", "act:a")).toBe("replaced");
+      expect(await store.cacheDelete("proj_k", "act:a")).toBe(true);
+      expect(await store.cacheDelete("proj_k", "act:a")).toBe(false);
+      expect(await store.cacheGet("proj_k", "act:a")).toBeUndefined();
+    });
+
+    it("never lets one project read, replace or delete another project's entry", async () => {
+      await store.cachePut("proj_one", "same-key", { owner: "one" });
+      expect(await store.cacheGet("proj_two", "same-key")).toBeUndefined();
+      expect(await store.cacheDelete("proj_two", "same-key")).toBe(false);
+      await store.cachePut("proj_two", "same-key", { owner: "two" });
+      expect(await store.cacheGet("proj_one", "same-key")).toEqual({ owner: "one" });
+      expect(await store.cacheGet("proj_two", "same-key")).toEqual({ owner: "two" });
+    });
+
+    it("refuses a value that is not JSON", async () => {
+      await expect(store.cachePut("proj_k", "bad", undefined)).rejects.toThrow(/JSON/);
+    });
+  });
+
+  describe("restart", () => {
+    it("keeps keys, sessions, replay and cache when the store is closed and opened again", async () => {
+      const key = await store.createKey({ name: "persistent" });
+      const revoked = await store.createKey({ name: "revoked before restart" });
+      await store.revokeKey(revoked.id);
+      const session = await store.createSession({
+        projectId: key.projectId,
+        keyId: key.id,
+        params: { a: 1 },
+      });
+      const ended = await store.createSession({ projectId: key.projectId, keyId: key.id });
+      await store.endSession(ended.id, 1_800_000_000_000);
+      await store.appendAction(session.id, {
+        method: "act",
+        parameters: { input: "x" },
+        result: { success: true },
+        timestamp: 5,
+        endTime: 9,
+        pageUrl: "https://p.test/",
+      });
+      await store.cachePut(key.projectId, "entry", [1, 2, 3]);
+      const replayBefore = await store.getReplay(session.id);
+      const keysBefore = await store.listKeys();
+
+      await store.close();
+      store = await harness.open();
+
+      expect(await store.verifyKey(key.key)).toEqual({ keyId: key.id, projectId: key.projectId });
+      expect(await store.verifyKey(revoked.key)).toBeNull();
+      expect(await store.listKeys()).toEqual(keysBefore);
+      expect(await store.getSession(session.id)).toMatchObject({ status: "active", params: { a: 1 } });
+      expect(await store.getSession(ended.id)).toMatchObject({ status: "ended", endedAt: 1_800_000_000_000 });
+      expect(await store.getReplay(session.id)).toStrictEqual(replayBefore);
+      expect(await store.cacheGet(key.projectId, "entry")).toEqual([1, 2, 3]);
+    });
+  });
+}

@@ -1,0 +1,180 @@
+// Server-Sent Events on real operations: the session's log lines while it runs (secrets removed),
+// then finished or error; and a client that hangs up cancelling its operation.
+
+import { match } from "@deckhand/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  eventually,
+  type Fixtures,
+  idOf,
+  type LiveService,
+  MODEL_KEY,
+  ok,
+  parseEvents,
+  scriptedModelConfig,
+  startFixtures,
+  startLiveService,
+  WITH_MODEL_KEY,
+} from "./live-helpers.ts";
+
+let svc: LiveService;
+let fx: Fixtures;
+let id: string;
+let model: ReturnType<typeof scriptedModelConfig>;
+
+beforeAll(async () => {
+  [svc, fx] = await Promise.all([startLiveService(), startFixtures()]);
+  model = scriptedModelConfig(fx.model);
+  id = await svc.start({ serverCache: false });
+});
+afterAll(async () => {
+  await svc?.close();
+  await fx?.close();
+});
+
+describe("x-stream-response: true", () => {
+  it("streams the operation's log lines, then finished with the result", async () => {
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("form.html") }));
+    fx.model.on(match.schemaName("act"), (request) => ({
+      elementId: idOf(request.text, /textbox: Username/),
+      method: "fill",
+      arguments: ["%user%"],
+      description: "type the user name",
+      completed: true,
+    }));
+    const response = await svc.op(
+      id,
+      "act",
+      { input: "type the user name", options: { model, variables: { user: "streamed-secret-value" } } },
+      { headers: { ...WITH_MODEL_KEY, "x-stream-response": "true" } },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const text = await response.text();
+    const events = parseEvents(text);
+    expect(events.slice(0, 3).map((e) => [e.type, e.data.status])).toEqual([
+      ["system", "starting"],
+      ["system", "connected"],
+      ["system", "running"],
+    ]);
+    const logs = events.filter((e) => e.type === "log").map((e) => e.data.message);
+    // The library's own lines: the model's answer and the act's outcome.
+    expect(logs).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^llm: act: openai\/gpt-4.1-mini answered in \d+ ms/),
+        "act: Done: type the user name.",
+      ]),
+    );
+    for (const event of events.filter((e) => e.type === "log")) expect(event.data.status).toBe("running");
+    const last = events.at(-1)!;
+    expect(last).toMatchObject({
+      type: "system",
+      data: { status: "finished", result: { success: true, actionDescription: "type the user name" } },
+    });
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    expect(text).not.toContain("streamed-secret-value");
+    expect(text).not.toContain(MODEL_KEY);
+    const dh = svc.service.sessions.get(id)!.dh;
+    expect(await dh.page.locator("#username").inputValue()).toBe("streamed-secret-value");
+  });
+
+  it("streams when the body says streamResponse: true, for every operation", async () => {
+    for (const [name, body] of [
+      ["navigate", { url: fx.site.url("index.html") }],
+      ["extract", {}],
+      ["observe", {}],
+    ] as const) {
+      const response = await svc.op(id, name, { ...body, streamResponse: true });
+      const events = parseEvents(await response.text());
+      expect(events.at(-1)?.data.status, name).toBe("finished");
+    }
+  });
+
+  it("ends with an error event that carries the error's message and code", async () => {
+    fx.model.on(match.schemaName("extract"), { count: "many" });
+    const response = await svc.op(
+      id,
+      "extract",
+      {
+        instruction: "count the links",
+        schema: { type: "object", properties: { count: { type: "number" } }, required: ["count"] },
+        options: { model },
+      },
+      { headers: { ...WITH_MODEL_KEY, "x-stream-response": "true" } },
+    );
+    expect(response.status).toBe(200);
+    const last = parseEvents(await response.text()).at(-1)!;
+    expect(last.type).toBe("system");
+    expect(last.data).toMatchObject({ status: "error", code: "SCHEMA_VALIDATION" });
+    expect(last.data.error).toContain("does not match the schema");
+  });
+});
+
+describe("a client that disconnects", () => {
+  it("cancels its operation mid-stream, and the session stays usable", async () => {
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("form.html") }));
+    fx.model.clear();
+    fx.model.resetRequests();
+    fx.model.on(
+      match.all(match.schemaName("act"), match.lastUser("slow")),
+      (request) => ({
+        elementId: idOf(request.text, /textbox: Username/),
+        method: "fill",
+        arguments: ["should never land"],
+        description: "type slowly",
+        completed: true,
+      }),
+      { latencyMs: 4000 },
+    );
+    const controller = new AbortController();
+    const started = Date.now();
+    const response = await svc.op(
+      id,
+      "act",
+      { input: "slow typing", options: { model } },
+      { headers: { ...WITH_MODEL_KEY, "x-stream-response": "true" }, signal: controller.signal },
+    );
+    const reader = response.body!.getReader();
+    let seen = "";
+    while (!seen.includes('"running"')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended early: ${seen}`);
+      seen += new TextDecoder().decode(value);
+    }
+    // The model has the request and is "thinking": hang up.
+    await eventually(() => fx.model.callCount === 1, 5000, "the model request");
+    controller.abort();
+
+    // The operation ends long before the model would have answered, recorded as cancelled.
+    await eventually(
+      async () => {
+        const replay = await ok<{
+          pages: { actions: { method: string; result: { cancelled?: boolean } }[] }[];
+        }>(await svc.call(`/v1/sessions/${id}/replay`));
+        return replay.pages.flatMap((p) => p.actions).some((a) => a.method === "act" && a.result.cancelled);
+      },
+      3000,
+      "the cancelled act in the replay",
+    );
+    expect(Date.now() - started).toBeLessThan(4000);
+
+    // The session goes on: the next act runs at once and does its work.
+    fx.model.on(match.all(match.schemaName("act"), match.lastUser("quick")), (request) => ({
+      elementId: idOf(request.text, /textbox: Password/),
+      method: "fill",
+      arguments: ["hunter2-is-fine"],
+      description: "type the password",
+      completed: true,
+    }));
+    const next = await ok<{ result: { success: boolean } }>(
+      await svc.op(id, "act", { input: "quick typing", options: { model } }, { headers: WITH_MODEL_KEY }),
+    );
+    expect(next.result.success).toBe(true);
+    // The cancelled act never typed, even after its model answer would have come.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 4300 - (Date.now() - started))));
+    const dh = svc.service.sessions.get(id)!.dh;
+    expect(await dh.page.locator("#username").inputValue()).toBe("");
+    expect(await dh.page.locator("#password").inputValue()).toBe("hunter2-is-fine");
+    expect(svc.service.sessions.get(id)?.pending).toBe(0);
+  });
+});
