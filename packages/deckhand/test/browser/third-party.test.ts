@@ -60,8 +60,13 @@ async function connectPlaywrightLike(chromium: typeof playwright): Promise<Libra
       if (!page) throw new Error(`no page at ${url}: ${context.pages().map((p) => p.url())}`);
       return page;
     },
-    // For a browser it connected to over CDP, close() only disconnects.
-    disconnect: () => browser.close(),
+    async disconnect() {
+      // Let the library finish setting up the tabs it attached to (one round trip each) before
+      // letting go; see the note on Patchright in the root vitest.config.ts.
+      await Promise.all(context.pages().map((p) => p.evaluate(() => 1).catch(() => 0)));
+      // For a browser it connected to over CDP, close() only disconnects.
+      await browser.close();
+    },
   };
 }
 
