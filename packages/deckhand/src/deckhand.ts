@@ -94,8 +94,8 @@ export class Deckhand {
     });
     this.remote = this.options.env === "REMOTE" ? new RemoteSession(this.options, this.log) : undefined;
     // REMOTE: the service caches (serverCache); RemoteSession warns that cacheDir has no effect.
-    this.cache =
-      this.options.cacheDir && !this.remote ? new ActionCache(this.options.cacheDir, this.log) : undefined;
+    const store = this.options.actionCache ?? this.options.cacheDir;
+    this.cache = store && !this.remote ? new ActionCache(store, this.log) : undefined;
   }
 
   // ---------- lifecycle ----------

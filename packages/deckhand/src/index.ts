@@ -14,7 +14,13 @@ export {
 export { type FilePayload, Locator, type TimeoutOption } from "./browser/locator.ts";
 export { type GotoOptions, Page, type ScreenshotOptions, type WaitUntil } from "./browser/page.ts";
 export { resolvePage } from "./browser/third-party.ts";
-export { ActionCache, type CachedStep, type CacheEntry } from "./cache/action-cache.ts";
+export {
+  ActionCache,
+  type ActionCacheStore,
+  type CachedStep,
+  type CacheEntry,
+  FileActionCacheStore,
+} from "./cache/action-cache.ts";
 export { Deckhand } from "./deckhand.ts";
 export * from "./errors.ts";
 export type {

@@ -72,6 +72,16 @@ const deckhandOptions = z.looseObject({
   experimental: z.boolean().optional(),
   domSettleTimeout: z.number().min(0).optional(),
   cacheDir: z.string().min(1).optional(),
+  actionCache: z
+    .custom<object>(
+      (v) =>
+        typeof v === "object" &&
+        v !== null &&
+        typeof (v as { get?: unknown }).get === "function" &&
+        typeof (v as { put?: unknown }).put === "function",
+      "must be an object with get(key) and put(key, entry) methods (see ActionCacheStore)",
+    )
+    .optional(),
   keepAlive: z.boolean().optional(),
   serverCache: z.boolean().optional(),
   verbose: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: "must be 0, 1 or 2" }).optional(),
@@ -106,6 +116,12 @@ export function resolveOptions(input: unknown): ResolvedOptions {
     );
   }
   const options = input as DeckhandOptions;
+  if (options.cacheDir && options.actionCache) {
+    throw new ServiceEnvironmentError(
+      "actionCache",
+      "cannot be given together with cacheDir: both say where the action cache lives. Keep one of them.",
+    );
+  }
   const createParams = options.sessionCreateParams ?? options.browserbaseSessionCreateParams;
   return {
     ...options,

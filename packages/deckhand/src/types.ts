@@ -184,7 +184,13 @@ export interface DeckhandOptions {
   experimental?: boolean;
   /** Milliseconds to wait for the DOM to settle before an operation. Default 30000. */
   domSettleTimeout?: number;
+  /** Directory of the action cache: a successful act is replayed without the model next time. */
   cacheDir?: string;
+  /**
+   * Where the action cache keeps its entries, instead of files in `cacheDir`: any object with
+   * `get(key)` and `put(key, entry)` (a Redis hash, a database table). LOCAL only.
+   */
+  actionCache?: import("./cache/action-cache.ts").ActionCacheStore;
   keepAlive?: boolean;
   serverCache?: boolean;
   verbose?: 0 | 1 | 2;

@@ -84,6 +84,13 @@ export class RemoteSession {
           "travel to it. Pass `model` instead (its apiKey is sent with each request, never stored).",
       );
     }
+    if (options.actionCache) {
+      throw new ServiceEnvironmentError(
+        "actionCache",
+        'is not available with env "REMOTE": the service keeps its own cache of acts, per project ' +
+          "(serverCache). Leave actionCache out, or use it with LOCAL.",
+      );
+    }
     // Options of the client's own process that the service does for it.
     if (options.cacheDir)
       log.warn("remote", 'cacheDir has no effect with env "REMOTE": the service caches (serverCache).');

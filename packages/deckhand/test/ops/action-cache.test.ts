@@ -9,7 +9,14 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ActResult, Deckhand, LogLine } from "deckhand";
+import {
+  type ActionCacheStore,
+  type ActResult,
+  type CacheEntry,
+  Deckhand,
+  type LogLine,
+  ServiceEnvironmentError,
+} from "deckhand";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   anotherDeckhand,
@@ -299,6 +306,118 @@ describe.each(MODES)("%s", (mode) => {
       expect(warnings.map((w) => w.category)).toContain("cache");
       // The entry is rewritten from the fresh answer.
       expect((await entries())[0]!.entry.steps[0]!.selector).toBe("/html[1]/body[1]/button[1]");
+    });
+  });
+  // LOCAL only: `actionCache` puts the entries in a store of the caller's (REMOTE refuses it: the
+  // service keeps its own, per project).
+  describe.skipIf(mode === "REMOTE")("a store of the caller's (actionCache)", () => {
+    /** A store in memory that counts what it is asked, and can be made to fail. */
+    function memoryStore() {
+      const entries = new Map<string, unknown>();
+      const store = {
+        entries,
+        gets: 0,
+        puts: 0,
+        failing: false,
+        label: "the test's memory store",
+        async get(key: string) {
+          store.gets++;
+          if (store.failing) throw new Error("the store is down");
+          return entries.get(key);
+        },
+        async put(key: string, entry: CacheEntry) {
+          store.puts++;
+          if (store.failing) throw new Error("the store is down");
+          entries.set(key, structuredClone(entry));
+        },
+      } satisfies ActionCacheStore & Record<string, unknown>;
+      return store;
+    }
+
+    it("keeps the entries, and an identical act is replayed from it without the model", async () => {
+      const store = memoryStore();
+      const own = await anotherDeckhand(fx, { actionCache: store });
+      try {
+        const page = await open(fx, "index.html", own);
+        clickIncrement();
+        const calls = fx.model.callCount;
+        expect((await own.act("click increment")).success).toBe(true);
+        expect(store.entries.size).toBe(1);
+        const [entry] = [...store.entries.values()] as CacheEntry[];
+        expect(entry!.steps[0]).toMatchObject({ selector: "/html[1]/body[1]/button[1]", method: "click" });
+        expect(entry!.url).toBe(fx.site.url("index.html"));
+
+        const replayed = await own.act("click increment");
+        expect(replayed.success).toBe(true);
+        expect(replayed.message).toContain("action cache");
+        expect(fx.model.callCount).toBe(calls + 1);
+        expect(await textOf(page, "#count")).toBe("2");
+        // Nothing went to the directory cache of the other instance.
+        expect(await entries()).toHaveLength(0);
+      } finally {
+        await own.close();
+      }
+    });
+
+    it("that fails is a warning naming the store: the model is asked and the act succeeds", async () => {
+      const store = memoryStore();
+      store.failing = true;
+      const seen: LogLine[] = [];
+      const own = await anotherDeckhand(fx, {
+        actionCache: store,
+        logger: (line) => line.level === 0 && seen.push(line),
+      });
+      try {
+        const page = await open(fx, "index.html", own);
+        clickIncrement();
+        expect((await own.act("click increment")).success).toBe(true);
+        expect(await textOf(page, "#count")).toBe("1");
+        expect(store.gets).toBe(1);
+        expect(store.puts).toBe(1);
+        const messages = seen.filter((w) => w.category === "cache").map((w) => w.message);
+        expect(messages.some((m) => m.includes("the store is down") && m.includes("memory store"))).toBe(
+          true,
+        );
+      } finally {
+        await own.close();
+      }
+    });
+
+    it("whose entry is not an entry is ignored with a warning, and the model is asked", async () => {
+      const store = memoryStore();
+      const own = await anotherDeckhand(fx, {
+        actionCache: store,
+        logger: (l) => l.level === 0 && warnings.push(l),
+      });
+      try {
+        await open(fx, "index.html", own);
+        clickIncrement();
+        await own.act("click increment");
+        const [key] = [...store.entries.keys()];
+        store.entries.set(key!, { something: "else" });
+        const calls = fx.model.callCount;
+        expect((await own.act("click increment")).success).toBe(true);
+        expect(fx.model.callCount).toBe(calls + 1);
+        expect(warnings.map((w) => w.message).join("\n")).toMatch(/ignoring the unreadable cache entry/);
+        expect((store.entries.get(key!) as CacheEntry).version).toBe(1);
+      } finally {
+        await own.close();
+      }
+    });
+
+    it("is refused with cacheDir as well, and with anything that is not a store", () => {
+      expect(() => new Deckhand({ env: "LOCAL", cacheDir, actionCache: memoryStore() })).toThrow(
+        ServiceEnvironmentError,
+      );
+      expect(() => new Deckhand({ env: "LOCAL", cacheDir, actionCache: memoryStore() })).toThrow(
+        /actionCache.*cacheDir/s,
+      );
+      expect(() => new Deckhand({ env: "LOCAL", actionCache: { get() {} } as never })).toThrow(
+        /actionCache.*get\(key\) and put\(key, entry\)/s,
+      );
+      expect(() => new Deckhand({ env: "REMOTE", apiKey: "dh-test", actionCache: memoryStore() })).toThrow(
+        /actionCache.*REMOTE/s,
+      );
     });
   });
 });
