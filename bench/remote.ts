@@ -17,14 +17,20 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { match, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
+import {
+  type FixtureServer,
+  match,
+  type ScriptedModel,
+  startFixtureServer,
+  startScriptedModel,
+} from "@deckhand/testkit";
 import { Deckhand } from "deckhand";
 import { z } from "zod";
 import { QUIET_ARGS, startDeckhand } from "./support/browser.ts";
 import { connectionClassOf, traceCdp } from "./support/cdp-trace.ts";
 import { checkTarget, emptyOutput, fmtInt, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { type ServiceProcess, startServiceProcess } from "./support/service.ts";
-import { median, sleep, summarize, timed } from "./support/stats.ts";
+import { median, type Summary, sleep, summarize, timed } from "./support/stats.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
 
 const PAGE = "login-small.html";
@@ -223,10 +229,84 @@ function runLoad(sessions: number): Promise<LoadResult> {
   });
 }
 
+interface CachedActRow {
+  page: string;
+  miss: number;
+  firstStatus: string;
+  hit: Summary;
+  hits: number;
+  modelCalls: number;
+}
+
+/** The same act again and again with the server cache on: the first asks the model, the rest are HITs. */
+async function cachedActs(
+  ctx: SuiteContext,
+  service: ServiceProcess,
+  modelConfig: { modelName: string; apiKey: string; baseURL: string },
+  site: FixtureServer,
+  model: ScriptedModel,
+): Promise<CachedActRow[]> {
+  const pages = [
+    { page: PAGE, path: PAGE, instruction: ACT },
+    {
+      page: "generated, 20,000 el.",
+      path: "/generated/large?elements=20000",
+      instruction: "click the target button",
+    },
+  ];
+  const rows: CachedActRow[] = [];
+  const dh = new Deckhand({
+    env: "REMOTE",
+    apiKey: service.apiKey,
+    apiUrl: service.url,
+    model: modelConfig,
+    serverCache: true,
+    verbose: 0,
+    disablePino: true,
+  });
+  await dh.init();
+  try {
+    for (const p of pages) {
+      const reps = ctx.reps(15, 5);
+      ctx.progress(`remote: server cache, ${p.page}: 1 + ${reps} acts`);
+      const load = async () => {
+        await dh.page.goto(site.url(p.path));
+        await sleep(1_100);
+      };
+      const calls = model.callCount;
+      await load();
+      const first = await timed(() => dh.act(p.instruction));
+      if (!first.value.success) throw new Error(`act on ${p.page} failed: ${first.value.message}`);
+      const samples: number[] = [];
+      let hits = 0;
+      for (let i = 0; i < reps; i++) {
+        await load();
+        const again = await timed(() => dh.act(p.instruction));
+        if (again.value.cacheStatus === "HIT") hits++;
+        samples.push(again.ms);
+      }
+      rows.push({
+        page: p.page,
+        miss: first.ms,
+        firstStatus: first.value.cacheStatus ?? "-",
+        hit: summarize(samples),
+        hits,
+        modelCalls: model.callCount - calls,
+      });
+    }
+  } finally {
+    await dh.close();
+  }
+  return rows;
+}
+
 async function run(ctx: SuiteContext): Promise<SuiteOutput> {
   const out = emptyOutput();
   const [site, model] = await Promise.all([startFixtureServer(), startScriptedModel()]);
-  const pick = (text: string) => Number(/\[(\d+)\] button: Sign in/.exec(text)?.[1] ?? -1);
+  const pick = (text: string) =>
+    Number(
+      (/\[(\d+)\] button: Sign in/.exec(text) ?? /\[(\d+)\] button: Target button/.exec(text))?.[1] ?? -1,
+    );
   model.on(match.schemaName("act"), (r) => ({
     elementId: pick(r.text),
     method: "click",
@@ -250,6 +330,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
   const samples = { LOCAL: emptySamples(), REMOTE: emptySamples() };
   let recorded: Record<string, number[]> = {};
   let probe: Probes | undefined;
+  let cached: CachedActRow[] = [];
   let warmup = 0;
   let service: ServiceProcess | undefined;
   let local: Deckhand | undefined;
@@ -287,6 +368,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
     ctx.progress("remote: profile (service's own times, CDP and HTTP round trips)");
     recorded = await recordedDurations(service, remote.sessionId!);
     probe = await probes(ctx, local, remote, service, url);
+    cached = await cachedActs(ctx, service, modelConfig, site, model);
   } finally {
     await remote?.close().catch(() => undefined);
     await local?.close().catch(() => undefined);
@@ -367,6 +449,31 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
         ["extract() page text over HTTP, SSE", fmtMs(probe.pageTextSse), "the same, x-stream-response: true"],
       ],
     });
+  }
+
+  if (cached.length) {
+    out.tables.push({
+      title:
+        "act through the server cache, REMOTE (ms, medians; the same instruction on a fresh load of the page)",
+      columns: ["page", "first act (MISS)", "cached act (HIT)", "HIT p95", "HITs", "model calls in all"],
+      rows: cached.map((c) => [
+        c.page,
+        `${fmtMs(c.miss)} (${c.firstStatus})`,
+        fmtMs(c.hit.median),
+        fmtMs(c.hit.p95),
+        `${c.hits}/${c.hit.n}`,
+        fmtInt(c.modelCalls),
+      ]),
+      notes: [
+        "A HIT checks each cached step's element (role and name at its XPath), then replays it with real input",
+        "  events: no model call, and no listing of the whole page.",
+      ],
+    });
+    for (const c of cached) {
+      out.targets.push(
+        checkTarget(`server cache: every repeated act a HIT, ${c.page}`, c.hits, "", "==", c.hit.n),
+      );
+    }
   }
 
   // ---------- sessions ----------

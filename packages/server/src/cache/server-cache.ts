@@ -3,16 +3,18 @@
 // live in the store (so they survive restarts and are shared by the nodes of one database) under
 // the API key's project: another project never reads them, whatever it asks.
 //
-// The key is a hash of everything that shapes the answer: the method, the instruction (or act's
-// input), the extract schema, the page URL, the names of the variables (never their values), and
-// the scoping options (selector, ignoreSelectors, screenshot).
+// The key of an extract or observe entry is a hash of everything that shapes the answer: the
+// method, the instruction, the extract schema, the page URL, the names of the variables (never
+// their values), and the scoping options (selector, ignoreSelectors, screenshot). act entries are
+// the library's action cache entries, under its key (instruction, URL, variable names); see
+// session-action-cache.ts.
 
 import { createHash } from "node:crypto";
-import type { Action } from "deckhand";
+import type { Action, CacheEntry as ActionCacheEntry } from "deckhand";
 import type { Store } from "../store/store.ts";
 
 export interface CacheKeyParts {
-  method: "act" | "extract" | "observe";
+  method: "extract" | "observe";
   instruction: string;
   url: string;
   schema?: unknown;
@@ -22,18 +24,9 @@ export interface CacheKeyParts {
   screenshot?: boolean;
 }
 
-/** One step of a cached act: the action (arguments keep their %name% tokens) and what it acted on. */
-export interface CachedActStep extends Required<Pick<Action, "selector" | "description" | "method">> {
-  arguments: string[];
-  /**
-   * The element's role and name ("button: Sign in") when the step was first done: a replay only
-   * acts on an element that still has them at the same XPath.
-   */
-  expect?: string;
-}
-
 export type CacheEntry =
-  | { kind: "act"; steps: CachedActStep[] }
+  // An entry of the library's action cache (see session-action-cache.ts), under its own key.
+  | { kind: "act"; entry: ActionCacheEntry }
   | { kind: "extract"; result: unknown }
   | { kind: "observe"; actions: Action[] };
 

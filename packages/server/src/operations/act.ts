@@ -3,8 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { Action, ActOptions, ActResult } from "deckhand";
-import { actThroughCache } from "../cache/cached-act.ts";
-import { cacheKey, ProjectCache } from "../cache/server-cache.ts";
+import { ProjectCache } from "../cache/server-cache.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionActBody, SessionActData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
@@ -40,24 +39,13 @@ export async function sessionAct(
       if (!byInstruction)
         return dh.act(live.observed.original(input as Action) ?? (input as Action), callOptions);
       if (!useCache) return dh.act(input, callOptions);
-      const outcome = await actThroughCache({
-        dh,
-        page,
-        instruction: input,
-        options: callOptions,
-        key: cacheKey({
-          method: "act",
-          instruction: input,
-          url: page.url(),
-          variableNames: Object.keys(options.variables ?? {}),
-        }),
-        cache: new ProjectCache(deps.store, live.projectId, (error) =>
-          deps.log.warn({ err: error }, "server cache unavailable"),
-        ),
-        log,
-      });
+      const cache = new ProjectCache(deps.store, live.projectId, (error) =>
+        deps.log.warn({ err: error }, "server cache unavailable"),
+      );
+      const outcome = await live.actionCache.during(cache, () => dh.act(input, callOptions));
+      log(`server cache: ${outcome.cacheStatus}`);
       context.reportCacheStatus(outcome.cacheStatus);
-      return outcome;
+      return { ...outcome.result, cacheStatus: outcome.cacheStatus };
     },
   });
   return { result: onTheWire(result), actionId: randomUUID() };

@@ -3,6 +3,7 @@
 // connections, its place in the browser pool).
 
 import { type Deckhand, type LogLine, ServiceCancelledError } from "deckhand";
+import type { SessionActionCache } from "../cache/session-action-cache.ts";
 import type { BrowserLease } from "./browser-pool.ts";
 import { ObservedActions } from "./observed-actions.ts";
 import { OperationQueue } from "./operation-queue.ts";
@@ -38,6 +39,8 @@ export interface LiveSessionInit {
   lease?: BrowserLease;
   /** Receives the Deckhand log lines of the session (see LogRelay). */
   relay: LogRelay;
+  /** The store of `dh`'s action cache: act's server cache (see SessionActionCache). */
+  actionCache: SessionActionCache;
 }
 
 /**
@@ -74,6 +77,7 @@ export class LiveSession {
   readonly cdp: CdpTarget;
   readonly defaults: SessionDefaults;
   readonly relay: LogRelay;
+  readonly actionCache: SessionActionCache;
   readonly idleTimeoutMs: number;
   /** What observe answered, for act(action) to check (see ObservedActions). */
   readonly observed = new ObservedActions();
@@ -93,6 +97,7 @@ export class LiveSession {
     this.cdp = init.cdp;
     this.defaults = init.defaults;
     this.relay = init.relay;
+    this.actionCache = init.actionCache;
     this.idleTimeoutMs = init.idleTimeoutMs;
     this.lease = init.lease;
     this.onIdle = init.onIdle;

@@ -5,6 +5,7 @@
 
 import { Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
+import { SessionActionCache } from "../cache/session-action-cache.ts";
 import { ApiError, sessionEnded } from "../errors.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
@@ -69,6 +70,9 @@ export class SessionManager {
       this.options.log.debug({ sessionId: record.id, category: line.category }, line.message),
     );
     const plan = planSession(params, relay.logger);
+    // act's server cache is the library's action cache, with its entries in the project's store.
+    const actionCache = new SessionActionCache();
+    plan.deckhand.actionCache = actionCache;
     let dh: Deckhand;
     let cdp: CdpTarget;
     let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
@@ -103,6 +107,7 @@ export class SessionManager {
       dh,
       cdp,
       relay,
+      actionCache,
       ...(lease ? { lease } : {}),
       idleTimeoutMs: plan.idleTimeoutMs ?? this.options.idleTimeoutMs,
       defaults: {
