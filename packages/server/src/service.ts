@@ -8,6 +8,7 @@ import { DEFAULT_OPERATION_TIMEOUT_MS, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from ".
 import { createLogger } from "./logger.ts";
 import { createSessionHandlers } from "./operations/session-handlers.ts";
 import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
+import type { CdpUrlHosts } from "./sessions/cdp-url-policy.ts";
 import { SessionManager } from "./sessions/session-manager.ts";
 
 export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
@@ -22,6 +23,11 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
    * store of its own, sessions left active by an earlier run are ended at start.
    */
   sharedStore?: boolean;
+  /**
+   * Hosts a session's browser.cdpUrl may attach to: "*" (any, the default) or a list (empty: none).
+   * The service's own pool browsers are refused whatever this says.
+   */
+  cdpUrlHosts?: CdpUrlHosts;
 }
 
 export interface Service {
@@ -40,6 +46,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     idleTimeoutMs,
     serverCache: options.serverCache ?? true,
     sharedStore,
+    ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
   });
   const handlers = createSessionHandlers({
     sessions,

@@ -332,6 +332,61 @@ describe("a session on a browser of the caller's (browser.cdpUrl)", () => {
   });
 });
 
+describe("where browser.cdpUrl may lead", () => {
+  async function startStatus(
+    service: LiveService,
+    cdpUrl: string,
+  ): Promise<{ status: number; body: { code?: string; error?: string } }> {
+    const response = await service.call("/v1/sessions/start", {
+      json: { browser: { type: "local", cdpUrl } },
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  it("never to one of the service's own browsers, by address or by name, and nothing is left of the try", async () => {
+    const pool = svc.service.sessions.get(mine)!.cdp.wsEndpoint;
+    const port = new URL(pool).port;
+    const before = svc.service.sessions.size;
+    for (const cdpUrl of [pool, `http://127.0.0.1:${port}`, `ws://localhost:${port}/devtools/browser/x`]) {
+      const { status, body } = await startStatus(svc, cdpUrl);
+      expect(status).toBe(400);
+      expect(body.code).toBe("INVALID_REQUEST");
+      expect(body.error).toContain("browser.cdpUrl");
+      expect(body.error).toContain("the service's own browsers");
+    }
+    expect(svc.service.sessions.size).toBe(before);
+    // Those sessions stay as they were: nothing attached to their browser.
+    await ok(await svc.op(mine, "navigate", { url: fx.site.url("form.html") }));
+  });
+
+  it("only to the hosts the operator allows (--cdp-url-hosts), or nowhere", async () => {
+    const own = await launchChrome({ headless: true, args: [...QUIET_ARGS, svc.marker] });
+    const onlyOther = await startLiveService({ cdpUrlHosts: ["127.0.0.2"] });
+    const none = await startLiveService({ cdpUrlHosts: [] });
+    const byName = await startLiveService({ cdpUrlHosts: ["localhost"] });
+    try {
+      const refused = await startStatus(onlyOther, own.wsEndpoint);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(
+        /browser\.cdpUrl.*"127\.0\.0\.1" is not one .*allowed: 127\.0\.0\.2/s,
+      );
+      const nowhere = await startStatus(none, own.wsEndpoint);
+      expect(nowhere.status).toBe(400);
+      expect(nowhere.body.error).toContain("does not attach sessions to browsers of their own");
+      // An allowed host attaches: the browser answers on localhost as well.
+      const id = await byName.start({
+        browser: { type: "local", cdpUrl: own.wsEndpoint.replace("127.0.0.1", "localhost") },
+      });
+      await ok(await byName.op(id, "navigate", { url: fx.site.url("list.html") }));
+      await ok(await byName.op(id, "end"));
+      expect(own.hasExited()).toBe(false);
+    } finally {
+      await Promise.all([onlyOther.close(), none.close(), byName.close()]);
+      await own.kill();
+    }
+  });
+});
+
 describe("authentication and lifetime", () => {
   it("takes the key from the x-platform-api-key header or ?apiKey=, and refuses others with 401/404", async () => {
     expect(await handshakeStatus(proxyUrl(mine))).toBe(401);

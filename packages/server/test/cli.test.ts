@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseCommand } from "../src/cli/options.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const packageDir = path.resolve(here, "..");
@@ -105,12 +106,14 @@ describe("deckhand-server", () => {
       "--max-browsers",
       "--sessions-per-browser",
       "--browser-arg",
+      "--cdp-url-hosts",
       "keys create",
       "keys list",
       "keys revoke <id>",
       "DATABASE_URL",
       "DECKHAND_API_KEYS",
       "DECKHAND_LOG_LEVEL",
+      "DECKHAND_CDP_URL_HOSTS",
     ]) {
       expect(stdout).toContain(text);
     }
@@ -134,6 +137,21 @@ describe("deckhand-server", () => {
     const { code, stderr } = await run(["--port", "http"]);
     expect(code).toBe(2);
     expect(stderr).toContain("--port must be a whole number from 0 to 65535");
+  });
+
+  it("reads --cdp-url-hosts (or DECKHAND_CDP_URL_HOSTS): *, none, or a list of hosts", () => {
+    expect(parseCommand(["--cdp-url-hosts", "*"], {})).toMatchObject({ kind: "serve", cdpUrlHosts: "*" });
+    expect(parseCommand(["--cdp-url-hosts=none"], {})).toMatchObject({ cdpUrlHosts: [] });
+    expect(parseCommand([], { DECKHAND_CDP_URL_HOSTS: "Browsers.internal, [::1] ,10.0.0.5" })).toMatchObject({
+      cdpUrlHosts: ["browsers.internal", "::1", "10.0.0.5"],
+    });
+    expect(parseCommand(["--cdp-url-hosts=a.test"], { DECKHAND_CDP_URL_HOSTS: "*" })).toMatchObject({
+      cdpUrlHosts: ["a.test"],
+    });
+    expect(parseCommand([], {})).not.toHaveProperty("cdpUrlHosts");
+    expect(() => parseCommand(["keys", "list", "--cdp-url-hosts=*"], {})).toThrow(
+      /--cdp-url-hosts is an option of the server/,
+    );
   });
 
   it("creates, lists and revokes keys", async () => {

@@ -35,6 +35,9 @@ Options:
                                 (default ${DEFAULT_SESSIONS_PER_BROWSER})
   --browser-arg ARG             an extra Chromium argument for the pool's browsers (repeatable), e.g.
                                 --browser-arg=--disable-background-networking
+  --cdp-url-hosts LIST          hosts a session's browser.cdpUrl may attach to: * (any; the default), a
+                                comma-separated list of host names or addresses, or none. The service's own
+                                browsers are never reachable this way (also DECKHAND_CDP_URL_HOSTS)
   --name NAME                   keys create: a label for the key
   --project ID                  keys create: the project the key belongs to (default: a new project)
   --json                        keys create / keys list: print JSON
@@ -44,6 +47,7 @@ Environment:
   DATABASE_URL          PostgreSQL connection URL, as --database-url (the flag wins)
   DECKHAND_API_KEYS     comma-separated API keys accepted besides the stored ones; with none set and no
                         key stored, the first start creates a key and prints it once
+  DECKHAND_CDP_URL_HOSTS  as --cdp-url-hosts (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 

@@ -3,6 +3,7 @@
 
 import { parseArgs } from "node:util";
 import type { LogLevel } from "../logger.ts";
+import { type CdpUrlHosts, parseCdpUrlHosts } from "../sessions/cdp-url-policy.ts";
 
 export interface StoreLocation {
   dataDir?: string;
@@ -19,6 +20,7 @@ export interface ServeOptions extends StoreLocation {
   maxBrowsers?: number;
   sessionsPerBrowser?: number;
   browserArgs?: string[];
+  cdpUrlHosts?: CdpUrlHosts;
 }
 
 export type Command =
@@ -41,6 +43,7 @@ const OPTIONS = {
   "max-browsers": { type: "string" },
   "sessions-per-browser": { type: "string" },
   "browser-arg": { type: "string", multiple: true },
+  "cdp-url-hosts": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
@@ -56,6 +59,7 @@ const SERVE_ONLY = [
   "max-browsers",
   "sessions-per-browser",
   "browser-arg",
+  "cdp-url-hosts",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -127,6 +131,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     const perBrowser = integer("sessions-per-browser", values["sessions-per-browser"], 1);
     if (perBrowser !== undefined) serve.sessionsPerBrowser = perBrowser;
     if (values["browser-arg"]?.length) serve.browserArgs = values["browser-arg"];
+    const cdpUrlHosts = values["cdp-url-hosts"] ?? env.DECKHAND_CDP_URL_HOSTS;
+    if (cdpUrlHosts !== undefined) serve.cdpUrlHosts = parseCdpUrlHosts(cdpUrlHosts);
     const logLevel = env.DECKHAND_LOG_LEVEL;
     if (logLevel) {
       if (!LOG_LEVELS.includes(logLevel as LogLevel)) {

@@ -68,6 +68,7 @@ export async function serveCommand(
                   : {}),
                 ...(options.browserArgs ? { args: options.browserArgs } : {}),
               },
+              ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
             })
           ).app;
     const stopped = untilStopSignal();

@@ -78,6 +78,13 @@ export class BrowserPool {
     return [...this.slots].flatMap((slot) => (slot.browser?.launched ? [slot.browser.launched.pid] : []));
   }
 
+  /** The DevTools ports the running browsers listen on (loopback), which sessions must not attach to. */
+  debuggingPorts(): number[] {
+    return [...this.slots].flatMap((slot) =>
+      slot.browser ? [Number(new URL(slot.browser.wsEndpoint).port)] : [],
+    );
+  }
+
   /** Called when a browser goes away on its own (crashed, killed): its sessions are lost. */
   onBrowserLost(handler: (browser: Browser) => void): () => void {
     this.lostHandlers.add(handler);

@@ -10,6 +10,7 @@ import { ApiError, sessionEnded } from "../errors.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
 import type { BrowserPool } from "./browser-pool.ts";
+import { type CdpUrlHosts, checkCdpUrl } from "./cdp-url-policy.ts";
 import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
 import { planSession } from "./start-options.ts";
 
@@ -26,6 +27,8 @@ export interface SessionManagerOptions {
    * running on another node, so it is not ended from here.
    */
   sharedStore: boolean;
+  /** Hosts a start's browser.cdpUrl may name (see cdp-url-policy.ts). Default: any. */
+  cdpUrlHosts?: CdpUrlHosts;
 }
 
 /** Why a session ended, for the log. */
@@ -77,6 +80,7 @@ export class SessionManager {
     let cdp: CdpTarget;
     let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
     if (plan.cdpUrl) {
+      await checkCdpUrl(plan.cdpUrl, this.options.cdpUrlHosts ?? "*", this.options.pool.debuggingPorts());
       dh = new Deckhand({
         ...plan.deckhand,
         env: "LOCAL",
