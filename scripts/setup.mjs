@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Makes a fresh clone runnable: installs the npm dependencies when they are missing or stale, and
 // Debian's `chromium` when no Chrome or Chromium can be found (only as root with apt-get; otherwise
-// it says what to install). Plain JavaScript on purpose: it runs on whatever Node the machine has,
+// it says what to install). With --tests (npm test) it also installs Debian's `xvfb`, the virtual
+// display the tests of a windowed browser (headless: false) run on; without it they are skipped. Plain JavaScript on purpose: it runs on whatever Node the machine has,
 // before the pinned Node 24 from node_modules exists.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
@@ -10,6 +11,7 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const quiet = process.argv.includes("--quiet");
+const forTests = process.argv.includes("--tests");
 const say = (msg) => {
   if (!quiet) console.error(`[setup] ${msg}`);
 };
@@ -43,14 +45,21 @@ function findChrome() {
     return "";
   }
 }
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+const has = (command) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
+const canApt = isRoot && has("apt-get");
+let aptUpdated = false;
+function aptInstall(pkg) {
+  if (!aptUpdated) run("apt-get", ["update", "-qq"]);
+  aptUpdated = true;
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", pkg]);
+}
+
 let chrome = findChrome();
 if (!chrome) {
-  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  const hasApt = spawnSync("sh", ["-c", "command -v apt-get"], { stdio: "ignore" }).status === 0;
-  if (isRoot && hasApt) {
+  if (canApt) {
     say("no Chrome or Chromium found; installing Debian's chromium package...");
-    run("apt-get", ["update", "-qq"]);
-    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "chromium"]);
+    aptInstall("chromium");
     chrome = findChrome();
   }
   if (!chrome) {
@@ -62,3 +71,13 @@ if (!chrome) {
   }
 }
 say(`browser: ${chrome}`);
+
+// 3. For the tests: a virtual display for the windowed-browser tests.
+if (forTests && !has("Xvfb")) {
+  if (canApt) {
+    say("installing Debian's xvfb package (a virtual display for the headless: false tests)...");
+    aptInstall("xvfb");
+  } else {
+    say("Xvfb not found: the tests of a windowed browser (headless: false) will be skipped.");
+  }
+}

@@ -14,3 +14,4 @@ export { type FixtureTls, fixtureTls, type HttpsFixtureServer, startHttpsServer 
 export { type ChromeProcess, leftoverTempDirs, liveChromeProcesses, waitForNoChrome } from "./leaks.ts";
 export { fixturesDir, pagesDir, tlsDir } from "./paths.ts";
 export * from "./scripted-model/index.ts";
+export { startXvfb, type VirtualDisplay, xvfbAvailable } from "./xvfb.ts";

@@ -9,7 +9,10 @@ import {
   startAuthProxy,
   startFixtureServer,
   startHttpsServer,
+  startXvfb,
+  type VirtualDisplay,
   waitForNoChrome,
+  xvfbAvailable,
 } from "@deckhand/testkit";
 import { DEFAULT_ARGS, Deckhand, type LogLine, ServiceInitError, ServiceNavigationError } from "deckhand";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -32,6 +35,16 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Polls `read` until it gives a non-empty list (or 10 s pass). */
+async function eventually<T>(read: () => Promise<T[]>): Promise<T[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await read();
+    if (value.length > 0 || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function withDeckhand<T>(dh: Deckhand, fn: (dh: Deckhand) => Promise<T>): Promise<T> {
   try {
     return await fn(dh);
@@ -48,27 +61,65 @@ describe("arguments", () => {
     });
   });
 
-  test("headless: false starts a windowed browser (here it needs a display, and says so)", async () => {
+  test("headless: false with no display fails at init with ServiceInitError quoting Chrome", async () => {
     const env = process.env.DISPLAY;
     delete process.env.DISPLAY;
     try {
       const dh = new Deckhand(testOptions({ headless: false, connectTimeoutMs: 10_000 }));
       const error = await dh.init().then(
-        async () => {
-          // A machine with a display (or ozone headless fallback) starts it: check it is windowed.
-          expect(await browserArgs(dh)).not.toContain("--headless");
-          await dh.close();
-          return undefined;
-        },
+        () => undefined,
         (e: unknown) => e,
       );
-      if (error) {
-        expect(error).toBeInstanceOf(ServiceInitError);
-        expect((error as Error).message).toMatch(/X server|DISPLAY|ozone|display/i);
-      }
+      await dh.close();
+      expect(error).toBeInstanceOf(ServiceInitError);
+      expect((error as Error).message).toMatch(/Missing X server or \$DISPLAY/);
     } finally {
       if (env !== undefined) process.env.DISPLAY = env;
     }
+  });
+
+  // A real window on a virtual display (Xvfb; `npm test` installs it, see scripts/setup.mjs).
+  describe.skipIf(!xvfbAvailable())("on a display (Xvfb)", () => {
+    let screen: VirtualDisplay;
+    let saved: string | undefined;
+    beforeAll(async () => {
+      screen = await startXvfb({ width: 1280, height: 800 });
+      saved = process.env.DISPLAY;
+      process.env.DISPLAY = screen.display;
+    });
+    afterAll(async () => {
+      if (saved === undefined) delete process.env.DISPLAY;
+      else process.env.DISPLAY = saved;
+      await screen?.close();
+    });
+
+    test("headless: false opens a real browser window, which pages draw into", async () => {
+      await withDeckhand(await startDeckhand({ headless: false }), async (dh) => {
+        expect(await browserArgs(dh)).not.toContain("--headless");
+        expect(await dh.page.evaluate("navigator.userAgent")).not.toContain("HeadlessChrome");
+        const browser = dh.context.browser.connection.root;
+        const { bounds } = await browser.send("Browser.getWindowForTarget", { targetId: dh.page.targetId });
+        expect(bounds.windowState).toBe("normal");
+        expect(bounds.width).toBeGreaterThan(100);
+        expect(bounds.height).toBeGreaterThan(100);
+        await dh.page.goto(site.url("index.html"));
+        await dh.page.locator("#increment").click();
+        expect(await dh.page.evaluate("document.querySelector('#count').textContent")).toBe("1");
+        const png = await dh.page.screenshot({ type: "png" });
+        expect(png.subarray(1, 4).toString()).toBe("PNG");
+      });
+    });
+
+    test("devtools: true opens DevTools beside each tab", async () => {
+      await withDeckhand(await startDeckhand({ headless: false, devtools: true }), async (dh) => {
+        const browser = dh.context.browser.connection.root;
+        const devtools = await eventually(async () => {
+          const { targetInfos } = await browser.send("Target.getTargets");
+          return targetInfos.filter((t) => t.url.startsWith("devtools://"));
+        });
+        expect(devtools.length).toBeGreaterThan(0);
+      });
+    });
   });
 
   test("the spec's five defaults come before the caller's args", async () => {
