@@ -57,6 +57,11 @@ export interface ModelCall<S = undefined> {
   signal?: AbortSignal;
   /** A model for this call only. */
   model?: ModelConfiguration;
+  /**
+   * The operation whose metrics the call's tokens count under, when it is not `operation`: the
+   * user called act(action), and act asked an observe-style question to find its element again.
+   */
+  metricsAs?: ModelOperation;
 }
 
 export interface ModelCallResult<T> {
@@ -258,7 +263,7 @@ export class ModelCaller {
       const elapsed = Math.round(performance.now() - started);
       inferenceTimeMs += elapsed;
       usage = addUsage(usage, callUsage);
-      this.options.metrics?.record(operation, callUsage, elapsed);
+      this.options.metrics?.record(request.metricsAs ?? operation, callUsage, elapsed);
 
       const record = {
         operation,

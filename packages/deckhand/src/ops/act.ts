@@ -363,7 +363,8 @@ export async function actOnAction(
   if (!ctx.selfHeal) return one(false, `Not done: ${problem}.`);
   // Self-heal: find the element again from its description (this needs a model).
   try {
-    const [found] = await observe(ctx, { instruction: `Find: ${description}`, variables });
+    // The user called act: the tokens of this question count under act in metrics.
+    const [found] = await observe(ctx, { instruction: `Find: ${description}`, variables, metricsAs: "act" });
     if (!found) return one(false, `Not done: ${problem}, and nothing on the page matches "${description}".`);
     const healed = await whatIsAt(ctx, found.selector);
     await runStep(ctx, { selector: found.selector, expectedNode: healed?.node }, method, args, variables);

@@ -58,6 +58,8 @@ export interface ObserveParams {
   variables?: Variables;
   selector?: string;
   ignoreSelectors?: string[];
+  /** Count the model call under this operation's metrics (act's self-heal asks through observe). */
+  metricsAs?: "act";
 }
 
 const NODE_ID_LIMIT = 25;
@@ -126,6 +128,7 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
 
   const { data } = await ctx.caller.call({
     operation: "observe",
+    ...(params.metricsAs ? { metricsAs: params.metricsAs } : {}),
     model: ctx.model,
     signal: ctx.signal,
     schema: observeAnswer,

@@ -125,6 +125,31 @@ describe.each(MODES)("%s", (mode) => {
       expect(m.extractPromptTokens).toBe(800);
     });
 
+    it("counts the model call of an act(action) that had to find its element again under act", async () => {
+      const page = await open(fx, "index.html", dh);
+      // An Action for a selector that no longer leads anywhere: self-heal asks the model where the
+      // element went, with an observe-style question, for the act the caller made.
+      fx.model.on(
+        match.schemaName("observe"),
+        (request) => ({
+          elements: [{ elementId: idOf(request, "button: Increment"), description: "the Increment button" }],
+        }),
+        { usage: { promptTokens: 250, completionTokens: 25 } },
+      );
+      const m = await growth(async () => {
+        const result = await dh.act({
+          selector: "/html[1]/body[1]/button[9]",
+          description: "the Increment button",
+          method: "click",
+        });
+        expect(result.success).toBe(true);
+      });
+      expect(await page.evaluate("document.querySelector('#count').textContent")).toBe("1");
+      expect([m.actPromptTokens, m.actCompletionTokens]).toEqual([250, 25]);
+      expect([m.observePromptTokens, m.observeCompletionTokens]).toEqual([0, 0]);
+      expect(m.totalPromptTokens).toBe(250);
+    });
+
     it("adds nothing for work that needs no model", async () => {
       await open(fx, "index.html", dh);
       const m = await growth(async () => {
