@@ -177,4 +177,47 @@ describe("a client that disconnects", () => {
     expect(await dh.page.locator("#password").inputValue()).toBe("hunter2-is-fine");
     expect(svc.service.sessions.get(id)?.pending).toBe(0);
   });
+
+  it("stops a navigation mid-stream, and the session's page stays where it was", async () => {
+    const before = fx.site.url("form.html");
+    await ok(await svc.op(id, "navigate", { url: before }));
+    const controller = new AbortController();
+    const started = Date.now();
+    const response = await svc.op(
+      id,
+      "navigate",
+      { url: fx.site.url("slow?ms=3000&body=late") },
+      { headers: { "x-stream-response": "true" }, signal: controller.signal },
+    );
+    const reader = response.body!.getReader();
+    let seen = "";
+    while (!seen.includes('"running"')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended early: ${seen}`);
+      seen += new TextDecoder().decode(value);
+    }
+    controller.abort();
+
+    await eventually(
+      async () => {
+        const replay = await ok<{
+          pages: {
+            actions: { method: string; parameters: { url?: string }; result: { cancelled?: boolean } }[];
+          }[];
+        }>(await svc.call(`/v1/sessions/${id}/replay`));
+        return replay.pages
+          .flatMap((p) => p.actions)
+          .some((a) => a.method === "navigate" && a.parameters.url?.includes("slow") && a.result.cancelled);
+      },
+      2000,
+      "the cancelled navigate in the replay",
+    );
+    expect(Date.now() - started).toBeLessThan(3000);
+    // The next operation runs at once, and the slow page never arrives.
+    await ok(await svc.op(id, "extract", {}));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 3300 - (Date.now() - started))));
+    const dh = svc.service.sessions.get(id)!.dh;
+    expect(dh.page.url()).toBe(before);
+    expect(svc.service.sessions.get(id)?.pending).toBe(0);
+  });
 });

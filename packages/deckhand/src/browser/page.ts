@@ -5,7 +5,8 @@
 import { writeFile } from "node:fs/promises";
 import type { Protocol } from "devtools-protocol";
 import {
-  type ServiceError,
+  ServiceCancelledError,
+  ServiceError,
   ServiceInvalidArgumentError,
   ServiceNavigationError,
   ServiceTargetClosedError,
@@ -26,6 +27,11 @@ export interface GotoOptions {
   /** Milliseconds; default 30000. */
   timeout?: number;
   referer?: string;
+  /**
+   * Stops waiting when it aborts: the page stops loading (what has committed stays) and the call
+   * rejects with ServiceCancelledError (or the abort reason, when that is a Deckhand error).
+   */
+  signal?: AbortSignal;
 }
 
 export interface ScreenshotOptions {
@@ -467,6 +473,8 @@ export class Page {
     const deadline = Date.now() + timeout;
     const frame = this.mainFrame();
     const operation = `goto(${url})`;
+    const { signal } = options;
+    if (signal?.aborted) throw cancelledBy(signal, operation);
     // A same-document navigation (#hash) is answered without a loader, and the event that carries
     // its new URL comes after the answer: listen from the start so that url() is right on return.
     const controller = new AbortController();
@@ -486,17 +494,30 @@ export class Page {
         deadline,
         operation,
         timeout,
+        signal,
       );
       if (result.errorText) throw new ServiceNavigationError(url, result.errorText);
       let status: number | null = null;
       if (result.loaderId) {
-        await this.waitForLifecycle(frame.id, result.loaderId, waitUntil, deadline, operation, timeout);
+        await this.waitForLifecycle(
+          frame.id,
+          result.loaderId,
+          waitUntil,
+          deadline,
+          operation,
+          timeout,
+          signal,
+        );
         status = this.documentStatus.get(result.loaderId) ?? null;
       } else if (!result.isDownload) {
-        await this.beforeDeadline(sameDocument, deadline, operation, timeout);
+        await this.beforeDeadline(sameDocument, deadline, operation, timeout, signal);
       }
-      this.onNavigate?.({ url, ...options }, { url: this.url(), status });
+      const { signal: _signal, ...recorded } = options;
+      this.onNavigate?.({ url, ...recorded }, { url: this.url(), status });
       return status;
+    } catch (error) {
+      if (signal?.aborted) this.stopLoading();
+      throw error;
     } finally {
       controller.abort();
     }
@@ -535,6 +556,8 @@ export class Page {
     const timeout = options.timeout ?? 30_000;
     const deadline = Date.now() + timeout;
     const frameId = this.targetId;
+    const { signal, ...recorded } = options;
+    if (signal?.aborted) throw cancelledBy(signal, operation);
     const controller = new AbortController();
     // Either a new document commits (a new loader) or the history step stays in this document.
     const committed = Promise.race([
@@ -548,14 +571,17 @@ export class Page {
     committed.catch(() => undefined);
     try {
       if (!(await start())) return null;
-      const loaderId = await this.beforeDeadline(committed, deadline, operation, timeout);
+      const loaderId = await this.beforeDeadline(committed, deadline, operation, timeout, signal);
       let status: number | null = null;
       if (loaderId) {
-        await this.waitForLifecycle(frameId, loaderId, waitUntil, deadline, operation, timeout);
+        await this.waitForLifecycle(frameId, loaderId, waitUntil, deadline, operation, timeout, signal);
         status = this.documentStatus.get(loaderId) ?? null;
       }
-      this.onNavigate?.({ action: operation.replace("()", ""), ...options }, { url: this.url(), status });
+      this.onNavigate?.({ action: operation.replace("()", ""), ...recorded }, { url: this.url(), status });
       return status;
+    } catch (error) {
+      if (signal?.aborted) this.stopLoading();
+      throw error;
     } finally {
       controller.abort();
     }
@@ -584,6 +610,7 @@ export class Page {
     deadline: number,
     operation: string,
     timeout: number,
+    signal?: AbortSignal,
   ): Promise<void> {
     const name = LIFECYCLE_EVENT[waitUntil];
     const loaderId = typeof loader === "string" ? () => loader : loader;
@@ -597,7 +624,7 @@ export class Page {
     try {
       // The event may have arrived between the check above and subscribing.
       if (this.lifecycle.get(frameId)?.get(loaderId())?.has(name)) return;
-      await this.beforeDeadline(reached, deadline, operation, timeout);
+      await this.beforeDeadline(reached, deadline, operation, timeout, signal);
     } finally {
       controller.abort();
       reached.catch(() => undefined);
@@ -609,8 +636,16 @@ export class Page {
     deadline: number,
     operation: string,
     timeout: number,
+    signal?: AbortSignal,
   ): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      if (!signal) return;
+      onAbort = () => reject(cancelledBy(signal, operation));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
@@ -625,13 +660,20 @@ export class Page {
       );
     });
     try {
-      return await Promise.race([promise, expired]);
+      return await Promise.race([promise, expired, aborted]);
     } catch (error) {
       if (this.closedError && !(error instanceof ServiceTimeoutError)) throw this.closedError;
       throw error;
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** A navigation whose caller gave up: the page stops loading (best effort, nothing to wait for). */
+  private stopLoading(): void {
+    if (this.closedError) return;
+    this.session.send("Page.stopLoading").catch(() => undefined);
   }
 
   /** Requests in flight in this page and its frames (EventSource and WebSocket excluded). */
@@ -783,4 +825,11 @@ function typeFromPath(path: string | undefined): ScreenshotOptions["type"] | und
   if (ext === "webp") return "webp";
   if (ext === "png") return "png";
   return undefined;
+}
+
+/** The error of a navigation whose signal aborted: the reason when it is a Deckhand error. */
+function cancelledBy(signal: AbortSignal, operation: string): ServiceError {
+  return signal.reason instanceof ServiceError
+    ? signal.reason
+    : new ServiceCancelledError(`${operation} was cancelled: its caller stopped waiting.`);
 }

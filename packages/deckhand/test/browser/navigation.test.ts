@@ -133,6 +133,40 @@ describe("goto()", () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it("stops when its signal aborts: ServiceCancelledError at once, the page stops loading and stays usable", async () => {
+    const before = fx.site.url("index.html");
+    await page.goto(before);
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = page
+      .goto(fx.site.url("slow?ms=1500&body=late"), { signal: controller.signal })
+      .catch((e: unknown) => e);
+    setTimeout(() => controller.abort(), 200);
+    const error = await pending;
+    expect(error).toMatchObject({ name: "ServiceCancelledError" });
+    expect((error as Error).message).toContain("slow?ms=1500");
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // Past the moment the slow response came: it never replaced the page.
+    await new Promise((resolve) => setTimeout(resolve, 1_800 - (Date.now() - started)));
+    expect(page.url()).toBe(before);
+    expect(await page.locator("#increment").count()).toBe(1);
+    expect(await page.goto(fx.site.url("form.html"))).toBe(200);
+  });
+
+  it("with a signal that has already aborted does not navigate, and rejects with the abort reason", async () => {
+    const before = fx.site.url("index.html");
+    await page.goto(before);
+    const reason = new (await import("deckhand")).ServiceTimeoutError("the caller's task", 10);
+    const error = await page
+      .goto(fx.site.url("form.html"), { signal: AbortSignal.abort(reason) })
+      .catch((e: unknown) => e);
+    expect(error).toBe(reason);
+    expect(page.url()).toBe(before);
+    const back = await page.goBack({ signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    expect(back).toMatchObject({ name: "ServiceCancelledError" });
+    expect(page.url()).toBe(before);
+  });
+
   it("throws ServiceNavigationError for an unreachable URL", async () => {
     const url = `http://127.0.0.1:${await closedPort()}/`;
     const error = await page.goto(url).catch((e: unknown) => e);

@@ -47,10 +47,11 @@ export async function sessionNavigate(
     method: "navigate",
     secrets: [],
     recordAs: (summary) => summary ?? { response: null },
-    // A navigation is not cut short when its client goes away: it ends by its timeout at the latest,
-    // and the session's next operation starts from a page that has settled.
-    run: async ({ page }) => {
+    // A client that goes away (or the session ending) stops the navigation: the page stops loading
+    // where it is, and the session's next operation starts at once.
+    run: async ({ page, signal }) => {
       const status = await page.goto(url, {
+        signal,
         timeout: timeoutOf(options.timeout, NAVIGATION_TIMEOUT_MS, deps.operationTimeoutMs),
         ...(options.waitUntil ? { waitUntil: options.waitUntil } : {}),
         ...(options.referer ? { referer: options.referer } : {}),
