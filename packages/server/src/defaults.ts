@@ -7,6 +7,11 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export const DEFAULT_MAX_SESSIONS = 10;
 /** Milliseconds without a request after which a session may be ended. */
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 10 * 60 * 1000;
+/**
+ * Milliseconds a session started without keepAlive lives on after its last CDP client went away
+ * (and no request came): a client that crashed does not hold a browser context for the idle timeout.
+ */
+export const DEFAULT_SESSION_DISCONNECT_GRACE_MS = 30_000;
 /** Milliseconds that requests in flight get to finish when the server closes. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_HOST = "127.0.0.1";

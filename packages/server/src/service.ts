@@ -4,7 +4,11 @@
 import type { FastifyInstance } from "fastify";
 import { type AppOptions, createApp } from "./app.ts";
 import { installCdpProxy } from "./cdp-proxy/cdp-proxy.ts";
-import { DEFAULT_OPERATION_TIMEOUT_MS, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "./defaults.ts";
+import {
+  DEFAULT_OPERATION_TIMEOUT_MS,
+  DEFAULT_SESSION_DISCONNECT_GRACE_MS,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+} from "./defaults.ts";
 import { createLogger } from "./logger.ts";
 import { createSessionHandlers } from "./operations/session-handlers.ts";
 import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
@@ -28,6 +32,11 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
    * The service's own pool browsers are refused whatever this says.
    */
   cdpUrlHosts?: CdpUrlHosts;
+  /**
+   * Milliseconds a session started without keepAlive lives on after its last CDP client
+   * disconnected, when no request comes. Default 30 s.
+   */
+  sessionDisconnectGraceMs?: number;
 }
 
 export interface Service {
@@ -46,6 +55,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     idleTimeoutMs,
     serverCache: options.serverCache ?? true,
     sharedStore,
+    disconnectGraceMs: options.sessionDisconnectGraceMs ?? DEFAULT_SESSION_DISCONNECT_GRACE_MS,
     ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
   });
   const handlers = createSessionHandlers({

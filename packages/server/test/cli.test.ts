@@ -102,6 +102,7 @@ describe("deckhand-server", () => {
       "--database-url",
       "--max-sessions",
       "--session-idle-timeout",
+      "--session-disconnect-grace",
       "--body-limit",
       "--max-browsers",
       "--sessions-per-browser",
@@ -149,6 +150,12 @@ describe("deckhand-server", () => {
       cdpUrlHosts: ["a.test"],
     });
     expect(parseCommand([], {})).not.toHaveProperty("cdpUrlHosts");
+    expect(parseCommand(["--session-disconnect-grace", "2.5"], {})).toMatchObject({
+      sessionDisconnectGraceMs: 2500,
+    });
+    expect(() => parseCommand(["--session-disconnect-grace", "soon"], {})).toThrow(
+      /--session-disconnect-grace must be a number greater than 0/,
+    );
     expect(() => parseCommand(["keys", "list", "--cdp-url-hosts=*"], {})).toThrow(
       /--cdp-url-hosts is an option of the server/,
     );

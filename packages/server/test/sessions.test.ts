@@ -1,11 +1,14 @@
 // Sessions on real browsers: start, resume, end, idle expiry, capacity, the shared browser pool,
 // and operations of one session running one at a time.
 
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { match } from "@deckhand/testkit";
+import { Browser } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite-store.ts";
 import {
@@ -334,5 +337,102 @@ describe("shutdown", () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a client that goes away (keepAlive)", () => {
+  // A service of its own, with a short disconnect grace.
+  let short: LiveService;
+  const GRACE_MS = 400;
+  beforeAll(async () => {
+    short = await startLiveService({ sessionDisconnectGraceMs: GRACE_MS });
+  });
+  afterAll(async () => {
+    await short?.close();
+  });
+
+  const connect = (id: string) =>
+    Browser.connect(`${short.url.replace("http:", "ws:")}/v1/sessions/${id}/cdp`, {
+      headers: { "x-platform-api-key": short.key.key },
+    });
+  const status = async (id: string) => (await short.store.getSession(id))?.status;
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("without keepAlive: the session ends once its last CDP client left and no request came", async () => {
+    const id = await short.start();
+    const { cdp } = short.service.sessions.get(id)!;
+    const [first, second] = await Promise.all([connect(id), connect(id)]);
+    first.disconnect();
+    // Another client is still connected: nothing ends.
+    await wait(GRACE_MS * 2);
+    expect(await status(id)).toBe("active");
+    second.disconnect();
+    await eventually(async () => (await status(id)) === "ended", 5000, "the end after the last client left");
+    expect(short.service.sessions.get(id)).toBeUndefined();
+    const { browserContextIds } = await cdpCall<{ browserContextIds: string[] }>(
+      cdp.wsEndpoint,
+      "Target.getBrowserContexts",
+    );
+    expect(browserContextIds).not.toContain(cdp.contextId);
+    // Its record stays readable.
+    expect((await short.call(`/v1/sessions/${id}/replay`)).status).toBe(200);
+  });
+
+  it("without keepAlive: a request within the grace, or a client that comes back, keeps it", async () => {
+    const id = await short.start();
+    (await connect(id)).disconnect();
+    await wait(GRACE_MS / 4);
+    await ok(await short.op(id, "navigate", { url: fx.site.url("index.html") }));
+    await wait(GRACE_MS * 2);
+    expect(await status(id)).toBe("active");
+
+    const again = await connect(id);
+    again.disconnect();
+    await wait(GRACE_MS / 4);
+    const back = await connect(id);
+    await wait(GRACE_MS * 2);
+    expect(await status(id)).toBe("active");
+    back.disconnect();
+    await eventually(async () => (await status(id)) === "ended", 5000, "the end once it left for good");
+  });
+
+  it("with keepAlive: the session waits for its client to resume it", async () => {
+    const id = await short.start({ sessionCreateParams: { keepAlive: true } });
+    (await connect(id)).disconnect();
+    await wait(GRACE_MS * 3);
+    expect(await status(id)).toBe("active");
+    const resumed = await short.call("/v1/sessions/start", { json: { sessionId: id } });
+    expect(resumed.status).toBe(200);
+    await ok(await short.op(id, "navigate", { url: fx.site.url("index.html") }));
+    await ok(await short.op(id, "end"));
+  });
+
+  it("a session that never had a CDP client is left to its idle timeout", async () => {
+    const id = await short.start();
+    await ok(await short.op(id, "navigate", { url: fx.site.url("index.html") }));
+    await wait(GRACE_MS * 3);
+    expect(await status(id)).toBe("active");
+    await ok(await short.op(id, "end"));
+  });
+
+  it("a REMOTE client killed with SIGKILL leaves no session behind", async () => {
+    const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "remote-client-and-wait.ts");
+    const child = spawn(process.execPath, ["--conditions=deckhand-source", "--no-warnings", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, DECKHAND_TEST_URL: short.url, DECKHAND_TEST_KEY: short.key.key },
+    });
+    const id = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        const found = /SESSION (\S+)/.exec(out);
+        if (found?.[1]) resolve(found[1]);
+      });
+      child.once("exit", (code) => reject(new Error(`the client exited early (${code})`)));
+    });
+    expect(await status(id)).toBe("active");
+    child.kill("SIGKILL");
+    await eventually(async () => (await status(id)) === "ended", 10_000, "the end after the client died");
+    expect(short.service.sessions.get(id)).toBeUndefined();
   });
 });

@@ -76,9 +76,11 @@ async function bridge(client: WebSocket, upstream: WebSocket, session: LiveSessi
   upstream.on("message", (data) => isolation.fromBrowser(data.toString()));
 
   let closed = false;
+  session.clientConnected();
   const close = (code: number, reason: string) => {
     if (closed) return;
     closed = true;
+    session.clientDisconnected();
     isolation.close();
     offEnd();
     upstream.close();

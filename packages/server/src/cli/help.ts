@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_BROWSERS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_PORT,
+  DEFAULT_SESSION_DISCONNECT_GRACE_MS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SESSIONS_PER_BROWSER,
 } from "../defaults.ts";
@@ -29,6 +30,10 @@ Options:
   --max-sessions N              most active browser sessions; more answer 429 (default ${DEFAULT_MAX_SESSIONS})
   --session-idle-timeout SECS   end a session after this many seconds without a request
                                 (default ${DEFAULT_SESSION_IDLE_TIMEOUT_MS / 1000})
+  --session-disconnect-grace SECS
+                                end a session started without keepAlive this many seconds after its last
+                                CDP client disconnected, unless a request comes (default
+                                ${DEFAULT_SESSION_DISCONNECT_GRACE_MS / 1000})
   --body-limit BYTES            largest request body; larger answer 413 (default ${DEFAULT_BODY_LIMIT})
   --max-browsers N              most Chromium processes the sessions share (default ${DEFAULT_MAX_BROWSERS})
   --sessions-per-browser N      sessions (isolated browser contexts) a browser takes before another starts

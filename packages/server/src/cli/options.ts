@@ -15,6 +15,7 @@ export interface ServeOptions extends StoreLocation {
   port?: number;
   maxSessions?: number;
   sessionIdleTimeoutMs?: number;
+  sessionDisconnectGraceMs?: number;
   bodyLimit?: number;
   logLevel?: LogLevel;
   maxBrowsers?: number;
@@ -39,6 +40,7 @@ const OPTIONS = {
   "database-url": { type: "string" },
   "max-sessions": { type: "string" },
   "session-idle-timeout": { type: "string" },
+  "session-disconnect-grace": { type: "string" },
   "body-limit": { type: "string" },
   "max-browsers": { type: "string" },
   "sessions-per-browser": { type: "string" },
@@ -55,6 +57,7 @@ const SERVE_ONLY = [
   "port",
   "max-sessions",
   "session-idle-timeout",
+  "session-disconnect-grace",
   "body-limit",
   "max-browsers",
   "sessions-per-browser",
@@ -124,6 +127,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (maxSessions !== undefined) serve.maxSessions = maxSessions;
     const idle = positiveNumber("session-idle-timeout", values["session-idle-timeout"]);
     if (idle !== undefined) serve.sessionIdleTimeoutMs = idle * 1000;
+    const grace = positiveNumber("session-disconnect-grace", values["session-disconnect-grace"]);
+    if (grace !== undefined) serve.sessionDisconnectGraceMs = grace * 1000;
     const bodyLimit = integer("body-limit", values["body-limit"], 1);
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
     const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);

@@ -42,7 +42,11 @@ export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers
   return {
     async sessionStart(context) {
       // Resuming: the session must be running here (a leftover of an earlier run is ended, 410).
-      if (context.resumed) return describe(context, await sessions.require(context.session));
+      if (context.resumed) {
+        const session = await sessions.require(context.session);
+        session.requested();
+        return describe(context, session);
+      }
       return describe(context, await sessions.create(context.session, context.params));
     },
     async sessionAct(context) {

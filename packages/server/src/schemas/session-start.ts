@@ -8,7 +8,12 @@ const Viewport = z.object({ width: z.number().int().positive(), height: z.number
 export const SessionCreateParams = named(
   "SessionCreateParams",
   z.looseObject({
-    keepAlive: doc(z.boolean().optional(), "Keep the browser running after the client disconnects."),
+    keepAlive: doc(
+      z.boolean().optional(),
+      "Keep the session after its client disconnects. Without it, a session whose last CDP connection " +
+        "closed ends when no request comes within the service's disconnect grace (default 30 s); with it, " +
+        "the session waits for a client to resume it (sessionId) until its idle timeout.",
+    ),
     timeout: doc(z.number().positive().optional(), "Idle timeout of the session, in seconds."),
     userMetadata: z.record(z.string(), z.unknown()).optional(),
     browserSettings: z.looseObject({ viewport: Viewport.optional() }).optional(),

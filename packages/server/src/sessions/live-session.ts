@@ -35,6 +35,11 @@ export interface LiveSessionInit {
   /** Milliseconds without activity after which `onIdle` is called. */
   idleTimeoutMs: number;
   onIdle(session: LiveSession): void;
+  /** sessionCreateParams.keepAlive: never `onDetached`. */
+  keepAlive: boolean;
+  /** Milliseconds after the last CDP client left, with no request since, before `onDetached`. */
+  disconnectGraceMs: number;
+  onDetached(session: LiveSession): void;
   /** The session's place in the browser pool; none for a session on a browser given by cdpUrl. */
   lease?: BrowserLease;
   /** Receives the Deckhand log lines of the session (see LogRelay). */
@@ -85,6 +90,12 @@ export class LiveSession {
   private readonly lifetime = new AbortController();
   private readonly lease: BrowserLease | undefined;
   private readonly onIdle: (session: LiveSession) => void;
+  private readonly keepAlive: boolean;
+  private readonly disconnectGraceMs: number;
+  private readonly onDetached: (session: LiveSession) => void;
+  /** CDP proxy connections open now. */
+  private clients = 0;
+  private detachTimer: NodeJS.Timeout | undefined;
   private readonly endHandlers = new Set<() => void>();
   private busy = 0;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -101,6 +112,9 @@ export class LiveSession {
     this.idleTimeoutMs = init.idleTimeoutMs;
     this.lease = init.lease;
     this.onIdle = init.onIdle;
+    this.keepAlive = init.keepAlive;
+    this.disconnectGraceMs = init.disconnectGraceMs;
+    this.onDetached = init.onDetached;
     this.armIdleTimer();
   }
 
@@ -119,6 +133,7 @@ export class LiveSession {
    */
   run<T>(callerSignal: AbortSignal, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const signal = AbortSignal.any([callerSignal, this.lifetime.signal]);
+    this.requested();
     return this.queue.run(async () => {
       this.busy++;
       this.disarmIdleTimer();
@@ -129,6 +144,43 @@ export class LiveSession {
         this.armIdleTimer();
       }
     }, signal);
+  }
+
+  /** A request for this session came (an operation, a resume): its client is still there. */
+  requested(): void {
+    this.disarmDetachTimer();
+  }
+
+  /** A CDP proxy client connected: the session is in use, whatever keepAlive says. */
+  clientConnected(): void {
+    this.clients++;
+    this.disarmDetachTimer();
+  }
+
+  /**
+   * A CDP proxy client went away. When it was the last and the session was started without
+   * keepAlive, the session ends after the disconnect grace unless a client or a request comes.
+   */
+  clientDisconnected(): void {
+    this.clients = Math.max(0, this.clients - 1);
+    if (this.clients === 0 && !this.keepAlive && !this.ended) this.armDetachTimer();
+  }
+
+  private armDetachTimer(): void {
+    this.disarmDetachTimer();
+    this.detachTimer = setTimeout(() => {
+      this.detachTimer = undefined;
+      if (this.ended || this.clients > 0) return;
+      // An operation the client started before it went away is still running: look again later.
+      if (this.busy > 0 || this.queue.length > 0) this.armDetachTimer();
+      else this.onDetached(this);
+    }, this.disconnectGraceMs);
+    this.detachTimer.unref();
+  }
+
+  private disarmDetachTimer(): void {
+    clearTimeout(this.detachTimer);
+    this.detachTimer = undefined;
   }
 
   /** Activity outside operations (the CDP proxy): the idle timeout starts again. */
@@ -179,6 +231,7 @@ export class LiveSession {
   end(reason: string): Promise<void> {
     this.ending ??= (async () => {
       this.disarmIdleTimer();
+      this.disarmDetachTimer();
       this.lifetime.abort(new ServiceCancelledError(`The session ended (${reason}).`));
       for (const handler of [...this.endHandlers]) {
         try {

@@ -27,12 +27,19 @@ export interface SessionManagerOptions {
    * running on another node, so it is not ended from here.
    */
   sharedStore: boolean;
+  /** Milliseconds a session without keepAlive outlives its last CDP client (see LiveSession). */
+  disconnectGraceMs: number;
   /** Hosts a start's browser.cdpUrl may name (see cdp-url-policy.ts). Default: any. */
   cdpUrlHosts?: CdpUrlHosts;
 }
 
 /** Why a session ended, for the log. */
-export type EndReason = "ended by the client" | "idle timeout" | "browser lost" | "service shutdown";
+export type EndReason =
+  | "ended by the client"
+  | "client disconnected"
+  | "idle timeout"
+  | "browser lost"
+  | "service shutdown";
 
 export class SessionManager {
   private readonly options: SessionManagerOptions;
@@ -120,6 +127,9 @@ export class SessionManager {
         serverCache: params.serverCache ?? this.options.serverCache,
       },
       onIdle: (idle) => void this.end(idle.id, "idle timeout"),
+      keepAlive: plan.keepAlive,
+      disconnectGraceMs: this.options.disconnectGraceMs,
+      onDetached: (left) => void this.end(left.id, "client disconnected"),
     });
     this.live.set(record.id, session);
     if (this.closed) await this.end(record.id, "service shutdown");

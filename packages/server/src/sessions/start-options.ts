@@ -23,6 +23,8 @@ export interface SessionPlan {
   connectTimeoutMs: number | undefined;
   /** The start's idle timeout (sessionCreateParams.timeout, seconds), in milliseconds. */
   idleTimeoutMs: number | undefined;
+  /** sessionCreateParams.keepAlive: the session outlives its client's disconnection. */
+  keepAlive: boolean;
 }
 
 // Launch options that describe a browser process rather than a session. The value each may have
@@ -91,5 +93,6 @@ export function planSession(params: SessionStartParams, logger: Logger): Session
     cdpUrl,
     connectTimeoutMs: launch.connectTimeoutMs,
     idleTimeoutMs: timeout !== undefined ? Math.round(timeout * 1000) : undefined,
+    keepAlive: params.sessionCreateParams?.keepAlive ?? false,
   };
 }
