@@ -110,6 +110,17 @@ describe("x-stream-response: true", () => {
   });
 });
 
+/** Reads a streamed response until the operation says it is running. */
+async function untilRunning(response: Response): Promise<void> {
+  const reader = response.body!.getReader();
+  let seen = "";
+  while (!seen.includes('"running"')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`stream ended early: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+}
+
 describe("a client that disconnects", () => {
   it("cancels its operation mid-stream, and the session stays usable", async () => {
     await ok(await svc.op(id, "navigate", { url: fx.site.url("form.html") }));
@@ -134,13 +145,7 @@ describe("a client that disconnects", () => {
       { input: "slow typing", options: { model } },
       { headers: { ...WITH_MODEL_KEY, "x-stream-response": "true" }, signal: controller.signal },
     );
-    const reader = response.body!.getReader();
-    let seen = "";
-    while (!seen.includes('"running"')) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early: ${seen}`);
-      seen += new TextDecoder().decode(value);
-    }
+    await untilRunning(response);
     // The model has the request and is "thinking": hang up.
     await eventually(() => fx.model.callCount === 1, 5000, "the model request");
     controller.abort();
@@ -189,13 +194,7 @@ describe("a client that disconnects", () => {
       { url: fx.site.url("slow?ms=3000&body=late") },
       { headers: { "x-stream-response": "true" }, signal: controller.signal },
     );
-    const reader = response.body!.getReader();
-    let seen = "";
-    while (!seen.includes('"running"')) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early: ${seen}`);
-      seen += new TextDecoder().decode(value);
-    }
+    await untilRunning(response);
     controller.abort();
 
     await eventually(
