@@ -1,13 +1,12 @@
 // Sessions on real browsers: start, resume, end, idle expiry, capacity, the shared browser pool,
 // and operations of one session running one at a time.
 
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { match } from "@deckhand/testkit";
+import { match, startChildScript } from "@deckhand/testkit";
 import { Browser } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite-store.ts";
@@ -417,19 +416,10 @@ describe("a client that goes away (keepAlive)", () => {
 
   it("a REMOTE client killed with SIGKILL leaves no session behind", async () => {
     const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "remote-client-and-wait.ts");
-    const child = spawn(process.execPath, ["--conditions=deckhand-source", "--no-warnings", script], {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, DECKHAND_TEST_URL: short.url, DECKHAND_TEST_KEY: short.key.key },
+    const { child, match } = await startChildScript(script, /SESSION (\S+)/, {
+      env: { DECKHAND_TEST_URL: short.url, DECKHAND_TEST_KEY: short.key.key },
     });
-    const id = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        const found = /SESSION (\S+)/.exec(out);
-        if (found?.[1]) resolve(found[1]);
-      });
-      child.once("exit", (code) => reject(new Error(`the client exited early (${code})`)));
-    });
+    const id = match[1]!;
     expect(await status(id)).toBe("active");
     child.kill("SIGKILL");
     await eventually(async () => (await status(id)) === "ended", 10_000, "the end after the client died");

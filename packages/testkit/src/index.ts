@@ -1,5 +1,6 @@
 // Test support shared by the Deckhand packages.
 export { type AuthProxy, type AuthProxyOptions, startAuthProxy } from "./auth-proxy.ts";
+export { type ChildScript, startChildScript } from "./child-script.ts";
 export { type FixtureServer, startFixtureServer } from "./fixture-server.ts";
 export type { FixtureRequest, RouteHandler } from "./fixture-site.ts";
 export {

@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { leftoverTempDirs, liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
+import { leftoverTempDirs, liveChromeProcesses, startChildScript, waitForNoChrome } from "@deckhand/testkit";
 import { Deckhand, ServiceBrowserClosedError, ServiceError } from "deckhand";
 import { describe, expect, test } from "vitest";
 import { browserProcess, startDeckhand, testOptions } from "../support/browser.ts";
@@ -95,20 +94,9 @@ describe("a browser that dies under Deckhand", () => {
 
 describe("the calling process is killed", () => {
   test("a SIGKILLed caller leaves no browser and no profile behind", async () => {
-    const node = process.execPath;
     const script = join(here, "../support/launch-and-wait.ts");
-    const child = spawn(node, ["--conditions=deckhand-source", "--no-warnings", script], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const profile = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        const match = /PROFILE (\S+)/.exec(out);
-        if (match?.[1]) resolve(match[1]);
-      });
-      child.once("exit", (code) => reject(new Error(`the launcher exited early (${code})`)));
-    });
+    const { child, match } = await startChildScript(script, /PROFILE (\S+)/);
+    const profile = match[1]!;
     expect(liveChromeProcesses(profile).length).toBeGreaterThan(0);
     child.kill("SIGKILL");
     expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
