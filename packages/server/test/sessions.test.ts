@@ -406,6 +406,18 @@ describe("a client that goes away (keepAlive)", () => {
     await ok(await short.op(id, "end"));
   });
 
+  it("a resume that asks for keepAlive keeps a session started without it", async () => {
+    const id = await short.start();
+    const resumed = await short.call("/v1/sessions/start", {
+      json: { sessionId: id, sessionCreateParams: { keepAlive: true } },
+    });
+    expect(resumed.status).toBe(200);
+    (await connect(id)).disconnect();
+    await wait(GRACE_MS * 3);
+    expect(await status(id)).toBe("active");
+    await ok(await short.op(id, "end"));
+  });
+
   it("a session that never had a CDP client is left to its idle timeout", async () => {
     const id = await short.start();
     await ok(await short.op(id, "navigate", { url: fx.site.url("index.html") }));

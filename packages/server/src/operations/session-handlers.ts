@@ -44,7 +44,7 @@ export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers
       // Resuming: the session must be running here (a leftover of an earlier run is ended, 410).
       if (context.resumed) {
         const session = await sessions.require(context.session);
-        session.requested();
+        session.requested(context.params.sessionCreateParams?.keepAlive);
         return describe(context, session);
       }
       return describe(context, await sessions.create(context.session, context.params));

@@ -90,7 +90,7 @@ export class LiveSession {
   private readonly lifetime = new AbortController();
   private readonly lease: BrowserLease | undefined;
   private readonly onIdle: (session: LiveSession) => void;
-  private readonly keepAlive: boolean;
+  private keepAlive: boolean;
   private readonly disconnectGraceMs: number;
   private readonly onDetached: (session: LiveSession) => void;
   /** CDP proxy connections open now. */
@@ -146,8 +146,12 @@ export class LiveSession {
     }, signal);
   }
 
-  /** A request for this session came (an operation, a resume): its client is still there. */
-  requested(): void {
+  /**
+   * A request for this session came (an operation, a resume): its client is still there. A resume
+   * that says keepAlive decides it from now on.
+   */
+  requested(keepAlive?: boolean): void {
+    if (keepAlive !== undefined) this.keepAlive = keepAlive;
     this.disarmDetachTimer();
   }
 
