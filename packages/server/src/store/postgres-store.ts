@@ -5,8 +5,8 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { generateKey, generateProjectId, keyIdOf, keyMatchesHash } from "./api-keys.ts";
 import { pendingMigrations, postgresMigrations } from "./migrations.ts";
-import { groupIntoPages, prepareAction } from "./replay.ts";
-import { actionFromRow, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
+import { groupIntoPages } from "./replay.ts";
+import { actionFromRow, actionRowValues, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
 import type {
   CreatedKey,
   KeyIdentity,
@@ -221,24 +221,11 @@ export class PostgresStore implements Store {
   }
 
   async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {
-    const stored = prepareAction(action);
     await this.pool.query(
       `INSERT INTO replay_actions (session_id, method, parameters, result, started_at, ended_at, page_url,
          input_tokens, output_tokens, time_ms, cost)
        VALUES ($1, $2, $3::json, $4::json, $5, $6, $7, $8, $9, $10, $11)`,
-      [
-        sessionId,
-        stored.method,
-        toJsonText(stored.parameters, "Action parameters"),
-        toJsonText(stored.result, "Action result"),
-        stored.timestamp,
-        stored.endTime,
-        stored.pageUrl,
-        stored.inputTokens,
-        stored.outputTokens,
-        stored.timeMs,
-        stored.cost,
-      ],
+      actionRowValues(sessionId, action),
     );
   }
 

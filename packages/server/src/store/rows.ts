@@ -1,8 +1,8 @@
 // Row -> record mapping shared by both back ends. SQLite hands back JSON as text and integers as
 // numbers; PostgreSQL hands back `json` parsed and `bigint` as strings. These helpers accept both.
 
-import type { StoredAction } from "./replay.ts";
-import type { KeyInfo, SessionRecord, SessionStatus } from "./store.ts";
+import { prepareAction, type StoredAction } from "./replay.ts";
+import type { KeyInfo, NewReplayAction, SessionRecord, SessionStatus } from "./store.ts";
 
 type Row = Record<string, unknown>;
 
@@ -65,4 +65,26 @@ export function actionFromRow(row: Row): StoredAction {
     timeMs: optionalNum(row.time_ms),
     cost: optionalNum(row.cost),
   };
+}
+
+/**
+ * The values of a replay_actions insert, in the order of the columns both stores name:
+ * session_id, method, parameters, result, started_at, ended_at, page_url, input_tokens,
+ * output_tokens, time_ms, cost. The action is redacted on the way (prepareAction).
+ */
+export function actionRowValues(sessionId: string, action: NewReplayAction): (string | number | null)[] {
+  const stored = prepareAction(action);
+  return [
+    sessionId,
+    stored.method,
+    toJsonText(stored.parameters, "Action parameters"),
+    toJsonText(stored.result, "Action result"),
+    stored.timestamp,
+    stored.endTime,
+    stored.pageUrl,
+    stored.inputTokens,
+    stored.outputTokens,
+    stored.timeMs,
+    stored.cost,
+  ];
 }

@@ -8,8 +8,8 @@ import path from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { generateKey, generateProjectId, keyIdOf, keyMatchesHash } from "./api-keys.ts";
 import { pendingMigrations, sqliteMigrations } from "./migrations.ts";
-import { groupIntoPages, prepareAction } from "./replay.ts";
-import { actionFromRow, json, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
+import { groupIntoPages } from "./replay.ts";
+import { actionFromRow, actionRowValues, json, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
 import type {
   CreatedKey,
   KeyIdentity,
@@ -186,22 +186,11 @@ export class SqliteStore implements Store {
   }
 
   async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {
-    const stored = prepareAction(action);
     this.run(
       `INSERT INTO replay_actions (session_id, method, parameters, result, started_at, ended_at, page_url,
          input_tokens, output_tokens, time_ms, cost)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      sessionId,
-      stored.method,
-      toJsonText(stored.parameters, "Action parameters"),
-      toJsonText(stored.result, "Action result"),
-      stored.timestamp,
-      stored.endTime,
-      stored.pageUrl,
-      stored.inputTokens,
-      stored.outputTokens,
-      stored.timeMs,
-      stored.cost,
+      ...actionRowValues(sessionId, action),
     );
   }
 
