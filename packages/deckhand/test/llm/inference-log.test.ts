@@ -28,6 +28,11 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A caller of the scripted model that writes each call to the test's directory. */
+function loggingCaller(log: ReturnType<typeof collectingLog>["log"]): ModelCaller {
+  return new ModelCaller({ model: openaiModel(server), log, logInferenceToFile: true, inferenceLogDir: dir });
+}
+
 async function readAll(): Promise<{ name: string; text: string }[]> {
   const names = (await readdir(dir)).sort();
   return Promise.all(names.map(async (name) => ({ name, text: await readFile(join(dir, name), "utf8") })));
@@ -38,12 +43,7 @@ describe("logInferenceToFile", () => {
     server.on("the price", { price: 4 }, { usage: { promptTokens: 33, completionTokens: 5 } });
     server.on("say hi", "hi");
     const { log } = collectingLog(0);
-    const caller = new ModelCaller({
-      model: openaiModel(server),
-      log,
-      logInferenceToFile: true,
-      inferenceLogDir: dir,
-    });
+    const caller = loggingCaller(log);
     await caller.call({
       operation: "extract",
       messages: [{ role: "user", content: "the price" }],
@@ -70,12 +70,7 @@ describe("logInferenceToFile", () => {
     server.once("the price", { price: "four" });
     server.on("does not match", { price: 4 });
     const { log } = collectingLog(0);
-    const caller = new ModelCaller({
-      model: openaiModel(server),
-      log,
-      logInferenceToFile: true,
-      inferenceLogDir: dir,
-    });
+    const caller = loggingCaller(log);
     await caller.call({
       operation: "extract",
       messages: [{ role: "user", content: "the price" }],
@@ -94,12 +89,7 @@ describe("logInferenceToFile", () => {
     server.on(match.always(), (request) => ({ value: `I saw ${request.lastUserText}` }));
     const { log } = collectingLog(0);
     log.redactor.add(secret); // what the operations layer does with variable values
-    const caller = new ModelCaller({
-      model: openaiModel(server),
-      log,
-      logInferenceToFile: true,
-      inferenceLogDir: dir,
-    });
+    const caller = loggingCaller(log);
     await caller.call({
       operation: "extract",
       messages: [
