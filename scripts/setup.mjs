@@ -2,8 +2,9 @@
 // Makes a fresh clone runnable: installs the npm dependencies when they are missing or stale, and
 // Debian's `chromium` when no Chrome or Chromium can be found (only as root with apt-get; otherwise
 // it says what to install). With --tests (npm test) it also installs Debian's `xvfb`, the virtual
-// display the tests of a windowed browser (headless: false) run on; without it they are skipped. Plain JavaScript on purpose: it runs on whatever Node the machine has,
-// before the pinned Node 24 from node_modules exists.
+// display the tests of a windowed browser (headless: false) run on; without it they are skipped.
+// Plain JavaScript on purpose: it runs on whatever Node the machine has, before the pinned Node 24
+// from node_modules exists.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";

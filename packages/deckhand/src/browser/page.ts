@@ -473,7 +473,7 @@ export class Page {
     const deadline = Date.now() + timeout;
     const frame = this.mainFrame();
     const operation = `goto(${url})`;
-    const { signal } = options;
+    const { signal, ...recorded } = options;
     if (signal?.aborted) throw cancelledBy(signal, operation);
     // A same-document navigation (#hash) is answered without a loader, and the event that carries
     // its new URL comes after the answer: listen from the start so that url() is right on return.
@@ -512,7 +512,6 @@ export class Page {
       } else if (!result.isDownload) {
         await this.beforeDeadline(sameDocument, deadline, operation, timeout, signal);
       }
-      const { signal: _signal, ...recorded } = options;
       this.onNavigate?.({ url, ...recorded }, { url: this.url(), status });
       return status;
     } catch (error) {

@@ -58,7 +58,8 @@ export class FileActionCacheStore implements ActionCacheStore {
     this.label = dir;
   }
 
-  private file(key: string): string {
+  /** The file of an entry. */
+  file(key: string): string {
     return join(this.dir, `act-${key}.json`);
   }
 
@@ -115,11 +116,6 @@ export class ActionCache {
     this.log = log;
   }
 
-  /** The directory of a `cacheDir` cache; undefined for another store. */
-  get dir(): string | undefined {
-    return this.store instanceof FileActionCacheStore ? this.store.dir : undefined;
-  }
-
   key(instruction: string, url: string, variables: Variables | undefined): string {
     const names = Object.keys(variables ?? {}).sort();
     return createHash("sha256")
@@ -128,9 +124,10 @@ export class ActionCache {
       .slice(0, 40);
   }
 
+  /** An entry, as log lines name it: its file, or its key in the store. */
   private where(key: string): string {
     return this.store instanceof FileActionCacheStore
-      ? join(this.store.dir, `act-${key}.json`)
+      ? this.store.file(key)
       : `${key}${this.store.label ? ` in ${this.store.label}` : ""}`;
   }
 

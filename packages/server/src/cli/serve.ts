@@ -53,10 +53,6 @@ export async function serveCommand(
         : {}),
       ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     };
-    const grace =
-      options.sessionDisconnectGraceMs !== undefined
-        ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
-        : {};
     // Handlers given by the caller (tests of the HTTP layer) replace the browser work; by default
     // the sessions run in the service's own browser pool.
     const app =
@@ -73,7 +69,9 @@ export async function serveCommand(
                 ...(options.browserArgs ? { args: options.browserArgs } : {}),
               },
               ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
-              ...grace,
+              ...(options.sessionDisconnectGraceMs !== undefined
+                ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
+                : {}),
             })
           ).app;
     const stopped = untilStopSignal();
