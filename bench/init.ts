@@ -9,7 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { liveChromeProcesses } from "@deckhand/testkit";
 import { Deckhand, type LogLine } from "deckhand";
-import { BENCH_TMP_PREFIX, benchOptions, CHROMIUM, QUIET_ARGS, rememberDir } from "./support/browser.ts";
+import {
+  BENCH_TMP_PREFIX,
+  benchOptions,
+  CHROMIUM,
+  processesMentioning,
+  QUIET_ARGS,
+  rememberDir,
+} from "./support/browser.ts";
 import { byMethod, type CdpCall, connectionClassOf, traceCdp } from "./support/cdp-trace.ts";
 import { checkTarget, emptyOutput, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { type Summary, sleep, summarize } from "./support/stats.ts";
@@ -27,6 +34,8 @@ interface InitSample {
   closeMs: number;
   /** Browser processes of this instance's profile alive right after close() returned. */
   processesAfter: number;
+  /** Any process (a watchdog shell too) with the profile path on its command line, right after close(). */
+  mentionsAfter: number;
   /** Whether the temporary profile still existed right after close() returned. */
   profileAfter: boolean;
   /** Tabs open once init() resolved (1 expected: Chromium's first about:blank, used as the page). */
@@ -83,10 +92,25 @@ async function oneInit(hooks: InitHooks = {}): Promise<InitSample & { launchedAt
     initMs,
     closeMs,
     processesAfter: profile ? liveChromeProcesses(profile).length : 0,
+    mentionsAfter: profile ? processesMentioning(profile).length : 0,
     profileAfter: profile ? existsSync(profile) : false,
     tabs,
     launchedAt: launched === undefined ? Number.NaN : launched,
   };
+}
+
+/**
+ * init() and close() with the caller's own profile (userDataDir): close() must shut Chromium down
+ * cleanly so that what the profile holds (cookies) is written, so it is timed apart.
+ */
+async function oneOwnProfile(dir: string): Promise<{ initMs: number; closeMs: number; left: number }> {
+  const dh = new Deckhand(benchOptions({ localBrowserLaunchOptions: { userDataDir: dir } }));
+  const t0 = performance.now();
+  await dh.init();
+  const initMs = performance.now() - t0;
+  const t1 = performance.now();
+  await dh.close();
+  return { initMs, closeMs: performance.now() - t1, left: processesMentioning(dir).length };
 }
 
 interface RawSample {
@@ -190,6 +214,18 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
     await sleep(50);
   }
 
+  const ownDir = await mkdtemp(join(tmpdir(), `${BENCH_TMP_PREFIX}own-profile-`));
+  rememberDir(ownDir);
+  const own: { initMs: number; closeMs: number; left: number }[] = [];
+  try {
+    for (let i = 0; i < Math.max(2, Math.ceil(reps / 3)); i++) {
+      ctx.progress(`init: the caller's own userDataDir, run ${i + 1}`);
+      own.push(await oneOwnProfile(ownDir));
+    }
+  } finally {
+    await rm(ownDir, { recursive: true, force: true });
+  }
+
   // Profile, apart from the timed runs: one init() with every protocol command recorded.
   ctx.progress("init: one traced run (protocol commands)");
   let calls: CdpCall[] = [];
@@ -213,9 +249,12 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
   const rawStop = summarize(raws.map((r) => r.stopMs));
   const everyInstance = [first, traced, ...samples, ...variant];
   const processesLeft = everyInstance.reduce((n, s) => n + s.processesAfter, 0);
+  const mentionsLeft = everyInstance.reduce((n, s) => n + s.mentionsAfter, 0);
   const profilesLeft = everyInstance.filter((s) => s.profileAfter).length;
 
-  const initTarget = checkTarget("init() median", init.median, "ms", "<=", 200);
+  const initTarget = checkTarget("init() median", init.median, "ms", "<=", 250);
+  const closeTarget = checkTarget("close() median, temporary profile", close.median, "ms", "<=", 30);
+  const shellTarget = checkTarget("processes naming the profile after close()", mentionsLeft, "", "==", 0);
   const twoTabs = samples.filter((s) => s.tabs > 1);
   const oneTab = samples.filter((s) => s.tabs === 1);
   const procTarget = checkTarget("browser processes left after close()", processesLeft, "", "==", 0);
@@ -230,7 +269,13 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       row("  init()", init, `${initTarget.target}: ${initTarget.met ? "yes" : "NO"}`),
       row("    launch: spawn -> DevTools endpoint", launch),
       row("    connect: WebSocket, attach, first page", connect),
-      row("close()", close),
+      row("close()", close, `${closeTarget.target}: ${closeTarget.met ? "yes" : "NO"}`),
+      row("init(), own userDataDir", summarize(own.map((o) => o.initMs)), "orientation"),
+      row(
+        "close(), own userDataDir (clean shutdown)",
+        summarize(own.map((o) => o.closeMs)),
+        `processes left: ${own.reduce((n, o) => n + o.left, 0)}`,
+      ),
       row("raw Chromium: spawn -> DevTools endpoint", rawStart, "orientation"),
       row("raw Chromium: SIGKILL -> exited, rm profile", rawStop, "orientation"),
       row(`init() with ${NO_OMNIBOX_ARGS[0]}`, summarize(variant.map((s) => s.initMs)), "orientation"),
@@ -263,6 +308,11 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
         "browser processes using the instance's profile",
         processesLeft,
         `${procTarget.target}: ${procTarget.met ? "yes" : "NO"}`,
+      ],
+      [
+        "any process (watchdog shell too) naming the profile",
+        mentionsLeft,
+        `${shellTarget.target}: ${shellTarget.met ? "yes" : "NO"}`,
       ],
       [
         "temporary profile directories still present",
@@ -298,13 +348,14 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       `${fmtMs(summarize(variant.map((s) => s.initMs)).median)} ms (median).`;
     out.notes.push(`init() misses its target. ${initTarget.comment}`);
   }
-  out.targets.push(initTarget, procTarget, dirTarget);
+  out.targets.push(initTarget, closeTarget, procTarget, shellTarget, dirTarget);
   out.figures = {
     reps,
     first,
     samples,
     raws,
     withoutOmniboxWebUI: variant,
+    ownProfile: own,
     traced: {
       ...traced,
       calls: calls.map((c) => ({ ...c, sent: c.sent - launchedAt, answered: c.answered - launchedAt })),
