@@ -13,7 +13,7 @@ export {
 } from "./browser/launch.ts";
 export { type FilePayload, Locator, type TimeoutOption } from "./browser/locator.ts";
 export { type GotoOptions, Page, type ScreenshotOptions, type WaitUntil } from "./browser/page.ts";
-export { resolvePage } from "./browser/third-party.ts";
+export { type AnyPage, resolvePage } from "./browser/third-party.ts";
 export {
   ActionCache,
   type ActionCacheStore,
@@ -34,6 +34,16 @@ export type {
 } from "./llm/client.ts";
 export { DeckhandLog, SecretRedactor } from "./log.ts";
 export { MetricsRecorder } from "./metrics.ts";
+export type {
+  ActOptions,
+  DeckhandOptions,
+  ExtractOptions,
+  LocalBrowserLaunchOptions,
+  ObserveOptions,
+  OperationOptions,
+  ProxyOptions,
+  SessionCreateParams,
+} from "./options.ts";
 export {
   DEFAULT_TOKEN_BUDGET,
   type ElementRef,

@@ -1,9 +1,124 @@
-// Checks the options given to `new Deckhand(...)` and says precisely which one is wrong.
-// Unknown option names are allowed (a newer caller may pass options this version ignores).
+// The options of the Deckhand client and of its operations, and the check of the options given to
+// `new Deckhand(...)`, which says precisely which one is wrong. Unknown option names are allowed (a
+// newer caller may pass options this version ignores).
 
 import { z } from "zod";
+import type { AnyPage } from "./browser/third-party.ts";
+import type { ActionCacheStore } from "./cache/action-cache.ts";
 import { ServiceEnvironmentError } from "./errors.ts";
-import type { DeckhandOptions } from "./types.ts";
+import type { LLMClient } from "./llm/client.ts";
+import type { Logger, ModelConfiguration, Variables } from "./types.ts";
+
+// ---------- client options ----------
+
+export interface ProxyOptions {
+  /** `http://host:port`, `socks5://host:port`, ... */
+  server: string;
+  /** Comma-separated hosts that bypass the proxy. */
+  bypass?: string;
+  username?: string;
+  password?: string;
+}
+
+export interface LocalBrowserLaunchOptions {
+  headless?: boolean;
+  executablePath?: string;
+  /** Remote debugging port; a free one is picked when unset. */
+  port?: number;
+  args?: string[];
+  /** `true` drops every default argument; an array drops exactly those strings. */
+  ignoreDefaultArgs?: boolean | string[];
+  /** Profile directory, kept across runs. A fresh temporary one (removed on close) when unset. */
+  userDataDir?: string;
+  viewport?: { width: number; height: number };
+  devtools?: boolean;
+  proxy?: ProxyOptions;
+  ignoreHTTPSErrors?: boolean;
+  /** Attach to a running browser instead of launching one. */
+  cdpUrl?: string;
+  /** Milliseconds to wait for the browser to start. Default 30000. */
+  connectTimeoutMs?: number;
+}
+
+export interface SessionCreateParams {
+  keepAlive?: boolean;
+  /** Idle timeout of the remote session, in seconds. */
+  timeout?: number;
+  userMetadata?: Record<string, unknown>;
+  browserSettings?: { viewport?: { width: number; height: number }; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export interface DeckhandOptions {
+  env: "LOCAL" | "REMOTE";
+  /** Platform API key (REMOTE); also read from PLATFORM_API_KEY. */
+  apiKey?: string;
+  /** Address of the Deckhand service (REMOTE); also read from PLATFORM_API_URL. */
+  apiUrl?: string;
+  /** Resume this remote session instead of starting one. */
+  sessionId?: string;
+  /** Alias of `sessionId`. */
+  browserbaseSessionID?: string;
+  sessionCreateParams?: SessionCreateParams;
+  /** Alias of `sessionCreateParams`. */
+  browserbaseSessionCreateParams?: SessionCreateParams;
+  localBrowserLaunchOptions?: LocalBrowserLaunchOptions;
+  model?: ModelConfiguration;
+  llmClient?: LLMClient;
+  systemPrompt?: string;
+  selfHeal?: boolean;
+  experimental?: boolean;
+  /** Milliseconds to wait for the DOM to settle before an operation. Default 30000. */
+  domSettleTimeout?: number;
+  /** Directory of the action cache: a successful act is replayed without the model next time. */
+  cacheDir?: string;
+  /**
+   * Where the action cache keeps its entries, instead of files in `cacheDir`: any object with
+   * `get(key)` and `put(key, entry)` (a Redis hash, a database table). LOCAL only.
+   */
+  actionCache?: ActionCacheStore;
+  keepAlive?: boolean;
+  serverCache?: boolean;
+  verbose?: 0 | 1 | 2;
+  logInferenceToFile?: boolean;
+  disablePino?: boolean;
+  logger?: Logger;
+}
+
+// ---------- operation options ----------
+
+export interface OperationOptions {
+  model?: ModelConfiguration;
+  /** Milliseconds. */
+  timeout?: number;
+  /**
+   * Cancels the operation in flight: it rejects with the signal's reason (a Deckhand error) or
+   * ServiceCancelledError, and its model call is aborted.
+   */
+  signal?: AbortSignal;
+  page?: AnyPage;
+  /** REMOTE only: use the service's cache for this call. Defaults to the instance setting. */
+  serverCache?: boolean;
+}
+
+export interface ActOptions extends OperationOptions {
+  variables?: Variables;
+}
+
+export interface ExtractOptions extends OperationOptions {
+  selector?: string;
+  ignoreSelectors?: string[];
+  /** Send a PNG of the viewport with the outline (needs a model with vision). */
+  screenshot?: boolean;
+}
+
+export interface ObserveOptions extends OperationOptions {
+  variables?: Variables;
+  selector?: string;
+  ignoreSelectors?: string[];
+}
+
+// ---------- checking the client options ----------
 
 const port = z.number().int().min(0).max(65535);
 const size = z.object({ width: z.number().int().positive(), height: z.number().int().positive() });

@@ -2,10 +2,9 @@
 // service session), and which of them is active: the page AI operations use by default.
 
 import { ServiceTargetClosedError } from "../errors.ts";
-import type { AnyPage } from "../types.ts";
 import type { Browser } from "./browser.ts";
 import type { Page } from "./page.ts";
-import { resolvePage } from "./third-party.ts";
+import { type AnyPage, resolvePage } from "./third-party.ts";
 
 export class Context {
   readonly browser: Browser;

@@ -3,9 +3,12 @@
 // names the target, which is also a Deckhand page.
 
 import { ServiceInvalidArgumentError, ServiceTargetClosedError } from "../errors.ts";
-import type { AnyPage } from "../types.ts";
 import type { Browser } from "./browser.ts";
 import { Page } from "./page.ts";
+
+/** Anything that can be used where a page is expected: a Deckhand page, or a Playwright,
+ * Puppeteer or Patchright page connected to the same browser. */
+export type AnyPage = Page | { url(): string };
 
 interface ProtocolSession {
   send(method: "Target.getTargetInfo"): Promise<{ targetInfo: { targetId: string } }>;
