@@ -3,9 +3,10 @@
 
 import { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
+import { browserEndpoint } from "./browser/endpoint.ts";
 import { launchChrome } from "./browser/launch.ts";
 import type { Page } from "./browser/page.ts";
-import { resolvePage } from "./browser/third-party.ts";
+import { type AnyPage, resolvePage } from "./browser/third-party.ts";
 import { ActionCache } from "./cache/action-cache.ts";
 import {
   ServiceError,
@@ -14,7 +15,8 @@ import {
   ServiceNotInitializedError,
 } from "./errors.ts";
 import { HistoryRecorder } from "./history.ts";
-import { type InferSchema, isZod3Schema, isZod4Schema, ModelCaller, type SchemaInput } from "./llm/index.ts";
+import { ModelCaller } from "./llm/caller.ts";
+import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "./llm/schema.ts";
 import { DeckhandLog, SecretRedactor } from "./log.ts";
 import { MetricsRecorder } from "./metrics.ts";
 import { actOnAction, actWithModel } from "./ops/act.ts";
@@ -22,22 +24,24 @@ import { type OperationContext, withDeadline } from "./ops/context.ts";
 import { extract as extractWithModel } from "./ops/extract.ts";
 import { observe as observeWithModel } from "./ops/observe.ts";
 import { redactVariables, registerVariables } from "./ops/variables.ts";
-import { type ResolvedOptions, resolveOptions } from "./options.ts";
+import {
+  type ActOptions,
+  type DeckhandOptions,
+  type ExtractOptions,
+  type ObserveOptions,
+  type ResolvedOptions,
+  resolveOptions,
+} from "./options.ts";
 import { RemoteSession } from "./remote/remote-session.ts";
 import { takeSnapshot } from "./snapshot/snapshot.ts";
 import type {
   Action,
-  ActOptions,
   ActResult,
-  AnyPage,
   DeckhandMetrics,
-  DeckhandOptions,
-  ExtractOptions,
   ExtractPageTextResult,
   ExtractTextResult,
   HistoryEntry,
   ModelConfiguration,
-  ObserveOptions,
 } from "./types.ts";
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
@@ -525,23 +529,4 @@ function isSchema(value: unknown): boolean {
   return ["type", "properties", "items", "$schema", "anyOf", "oneOf", "allOf", "$ref", "enum"].some(
     (k) => k in value,
   );
-}
-
-/** A browser-level WebSocket URL from a ws:// URL or an http://host:port DevTools address. */
-async function browserEndpoint(cdpUrl: string): Promise<string> {
-  if (cdpUrl.startsWith("ws")) return cdpUrl;
-  const url = new URL("/json/version", cdpUrl);
-  let response: Response;
-  try {
-    response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-  } catch (error) {
-    throw new ServiceInitError(
-      `No browser answered at ${cdpUrl} (${(error as Error).message}). Is it running with --remote-debugging-port?`,
-    );
-  }
-  if (!response.ok)
-    throw new ServiceInitError(`${url} answered ${response.status}; is it a Chrome DevTools address?`);
-  const body = (await response.json()) as { webSocketDebuggerUrl?: string };
-  if (!body.webSocketDebuggerUrl) throw new ServiceInitError(`${url} did not name a webSocketDebuggerUrl.`);
-  return body.webSocketDebuggerUrl;
 }

@@ -1,7 +1,6 @@
 // Token and time accounting per operation kind: the `metrics` record of spec section 2.12.
 // Every model call adds to its operation's group; the `total` group is always the sum of the four.
 
-import type { LLMUsage } from "./llm/client.ts";
 import type { DeckhandMetrics } from "./types.ts";
 
 export type MetricsOperation = "act" | "extract" | "observe" | "agent";
@@ -65,10 +64,13 @@ export class MetricsRecorder {
     observe: zero(),
     agent: zero(),
   };
-  private readonly listeners = new Set<(operation: MetricsOperation, added: UsageAmounts) => void>();
 
   /** Adds one model call: its reported usage and how long it took. */
-  record(operation: MetricsOperation, usage: LLMUsage, inferenceTimeMs: number): void {
+  record(
+    operation: MetricsOperation,
+    usage: Partial<Omit<UsageAmounts, "inferenceTimeMs">>,
+    inferenceTimeMs: number,
+  ): void {
     this.add(operation, { ...usage, inferenceTimeMs });
   }
 
@@ -87,7 +89,6 @@ export class MetricsRecorder {
       inferenceTimeMs: amount(usage.inferenceTimeMs),
     };
     for (const key of Object.keys(added) as (keyof UsageAmounts)[]) group[key] += added[key];
-    for (const listener of this.listeners) listener(operation, added);
   }
 
   /** Adds a whole metrics record (for example the service's, per operation). Its `total` fields
@@ -99,17 +100,6 @@ export class MetricsRecorder {
       for (const field of FIELDS) usage[AMOUNT_OF[field]] = source[`${operation}${field}`] ?? 0;
       this.add(operation, usage);
     }
-  }
-
-  /** Calls `listener` after every addition (used to forward usage, e.g. into replay records). */
-  onAdd(listener: (operation: MetricsOperation, added: UsageAmounts) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** The five numbers of one operation kind. */
-  usageOf(operation: MetricsOperation): UsageAmounts {
-    return { ...this.groups[operation] };
   }
 
   /** The section 2.12 record as of now (a copy). */

@@ -3,7 +3,7 @@
 // become frames of their Page.
 
 import type { Protocol } from "devtools-protocol";
-import { ServiceBrowserClosedError, ServiceTimeoutError } from "../errors.ts";
+import { ServiceTimeoutError } from "../errors.ts";
 import { CdpConnection, type CdpSession } from "./cdp/connection.ts";
 import { Context } from "./context.ts";
 import type { LaunchedChrome } from "./launch.ts";
@@ -254,12 +254,5 @@ export class Browser {
   /** Drops the connection; the browser keeps running. */
   disconnect(): void {
     this.connection.close();
-  }
-
-  /** @internal Fails fast when the browser is gone. */
-  assertConnected(): void {
-    if (this.connection.closed) {
-      throw new ServiceBrowserClosedError("The browser is no longer connected (it was closed or crashed).");
-    }
   }
 }

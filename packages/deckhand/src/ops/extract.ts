@@ -6,7 +6,8 @@
 
 import { z } from "zod";
 import type { LLMContentPart, LLMMessage } from "../llm/client.ts";
-import { findUrlFields, type SchemaInput, toResponseSchema, withUrlFieldsAsIds } from "../llm/index.ts";
+import { type SchemaInput, toResponseSchema } from "../llm/schema.ts";
+import { findUrlFields, withUrlFieldsAsIds } from "../llm/url-fields.ts";
 import { fitToBudget } from "../snapshot/budget.ts";
 import { DEFAULT_TOKEN_BUDGET, takeSnapshot } from "../snapshot/snapshot.ts";
 import { estimateTokens } from "../snapshot/tokens.ts";
