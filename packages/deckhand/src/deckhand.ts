@@ -8,7 +8,9 @@ import { launchChrome } from "./browser/launch.ts";
 import type { Page } from "./browser/page.ts";
 import { type AnyPage, resolvePage } from "./browser/third-party.ts";
 import { ActionCache } from "./cache/action-cache.ts";
+import { Deadline } from "./deadline.ts";
 import {
+  ServiceBrowserClosedError,
   ServiceError,
   ServiceInitError,
   ServiceInvalidArgumentError,
@@ -20,7 +22,7 @@ import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "
 import { DeckhandLog, SecretRedactor } from "./log.ts";
 import { MetricsRecorder } from "./metrics.ts";
 import { actOnAction, actWithModel } from "./ops/act.ts";
-import { type OperationContext, withDeadline } from "./ops/context.ts";
+import type { OperationContext } from "./ops/context.ts";
 import { extract as extractWithModel } from "./ops/extract.ts";
 import { observe as observeWithModel } from "./ops/observe.ts";
 import { redactVariables, registerVariables } from "./ops/variables.ts";
@@ -46,12 +48,6 @@ import type {
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
 
-/**
- * `signal` cancels an operation in flight (it rejects with the signal's reason and its model call
- * is aborted), e.g. the service cancels a client's operation when the client disconnects.
- */
-type Cancellable<T> = T & { signal?: AbortSignal };
-
 export class Deckhand {
   /** The validated options (aliases folded in). */
   readonly options: ResolvedOptions;
@@ -74,6 +70,8 @@ export class Deckhand {
   /** env REMOTE: the session on the Deckhand service. */
   private readonly remote: RemoteSession | undefined;
   private initPromise: Promise<void> | undefined;
+  /** Deadlines of the operations in flight (a browser that goes away aborts them). */
+  private readonly running = new Set<Deadline>();
   private closePromise: Promise<void> | undefined;
 
   constructor(options: DeckhandOptions) {
@@ -145,8 +143,10 @@ export class Deckhand {
       for (const page of this.ctx.pages()) this.watchPage(page);
       this.ctx.onPage((page) => this.watchPage(page));
       this.browser.onDisconnected(() => {
-        if (this.state === "ready")
-          this.log.error("browser", "The browser disconnected (closed or crashed).");
+        if (this.state !== "ready") return;
+        this.log.error("browser", "The browser disconnected (closed or crashed).");
+        const error = browserGone();
+        for (const deadline of this.running) deadline.abort(error);
       });
       this.state = "ready";
       this.log.info("init", "browser ready", {
@@ -265,8 +265,7 @@ export class Deckhand {
   private operationContext(
     page: Page,
     model: ModelConfiguration | undefined,
-    signal: AbortSignal,
-    deadline: number | undefined,
+    deadline: Deadline,
   ): OperationContext {
     if (typeof model === "object") this.redactor.add(model.apiKey);
     return {
@@ -277,7 +276,6 @@ export class Deckhand {
       model,
       domSettleTimeout: this.options.domSettleTimeout,
       selfHeal: this.options.selfHeal,
-      signal,
       deadline,
     };
   }
@@ -299,7 +297,7 @@ export class Deckhand {
    * Performs an action on the page: from an instruction (the model chooses the element and the
    * method), or from an Action (observe's result; no model call).
    */
-  async act(input: string | Action, options: Cancellable<ActOptions> = {}): Promise<ActResult> {
+  async act(input: string | Action, options: ActOptions = {}): Promise<ActResult> {
     const page = await this.targetPage(options.page, "act()");
     if (
       typeof input === "string"
@@ -312,11 +310,14 @@ export class Deckhand {
     }
     registerVariables(options.variables, this.redactor);
     const started = performance.now();
-    const result = await withDeadline("act()", options.timeout, options.signal, (signal, deadline) => {
+    const result = await this.underDeadline("act()", options, (deadline) => {
       if (this.remote) {
-        return this.remote.act(input, options.variables, { ...this.remoteOptions(options, page), signal });
+        return this.remote.act(input, options.variables, {
+          ...this.remoteOptions(options, page),
+          signal: deadline.signal,
+        });
       }
-      const ctx = this.operationContext(page, options.model, signal, deadline);
+      const ctx = this.operationContext(page, options.model, deadline);
       return typeof input === "string"
         ? actWithModel(ctx, { instruction: input, variables: options.variables, cache: this.cache })
         : actOnAction(ctx, input, options.variables);
@@ -340,10 +341,7 @@ export class Deckhand {
    * Finds elements: with an instruction, the ones that match it (most relevant first); without,
    * every interactive element (no model call). Each result is an Action act() accepts as is.
    */
-  async observe(
-    instruction?: string | Cancellable<ObserveOptions>,
-    options: Cancellable<ObserveOptions> = {},
-  ): Promise<Action[]> {
+  async observe(instruction?: string | ObserveOptions, options: ObserveOptions = {}): Promise<Action[]> {
     if (typeof instruction === "object" && instruction !== null) {
       options = instruction;
       instruction = undefined;
@@ -356,29 +354,32 @@ export class Deckhand {
       selector: options.selector,
       ignoreSelectors: options.ignoreSelectors,
     };
-    const actions = await withDeadline("observe()", options.timeout, options.signal, (signal, deadline) =>
+    const actions = await this.underDeadline("observe()", options, (deadline) =>
       this.remote
-        ? this.remote.observe(params.instruction, params, { ...this.remoteOptions(options, page), signal })
-        : observeWithModel(this.operationContext(page, options.model, signal, deadline), params),
+        ? this.remote.observe(params.instruction, params, {
+            ...this.remoteOptions(options, page),
+            signal: deadline.signal,
+          })
+        : observeWithModel(this.operationContext(page, options.model, deadline), params),
     );
     this.historyRecorder.record("observe", { instruction, options: this.recordable(options) }, actions);
     return actions;
   }
 
   /** The page outline, with no model call. */
-  extract(options?: Cancellable<ExtractOptions>): Promise<ExtractPageTextResult>;
+  extract(options?: ExtractOptions): Promise<ExtractPageTextResult>;
   /** A text answer about the page. */
-  extract(instruction: string, options?: Cancellable<ExtractOptions>): Promise<ExtractTextResult>;
+  extract(instruction: string, options?: ExtractOptions): Promise<ExtractTextResult>;
   /** Data from the page, shaped by a zod (v4 or v3) or JSON Schema. */
   extract<S extends SchemaInput>(
     instruction: string,
     schema: S,
-    options?: Cancellable<ExtractOptions>,
+    options?: ExtractOptions,
   ): Promise<InferSchema<S>>;
   async extract(
-    first?: string | Cancellable<ExtractOptions>,
-    second?: SchemaInput | Cancellable<ExtractOptions>,
-    third?: Cancellable<ExtractOptions>,
+    first?: string | ExtractOptions,
+    second?: SchemaInput | ExtractOptions,
+    third?: ExtractOptions,
   ): Promise<unknown> {
     if (first === undefined || (typeof first === "object" && first !== null))
       return this.pageText(first ?? {});
@@ -389,18 +390,21 @@ export class Deckhand {
     }
     const schema = isSchema(second) ? (second as SchemaInput) : undefined;
     // extract(instruction, undefined, options) (a schema that is optional at the call site) keeps its options.
-    const options: Cancellable<ExtractOptions> =
-      (schema ? third : ((second as Cancellable<ExtractOptions> | undefined) ?? third)) ?? {};
+    const options: ExtractOptions =
+      (schema ? third : ((second as ExtractOptions | undefined) ?? third)) ?? {};
     const page = await this.targetPage(options.page, "extract()");
     const params = {
       selector: options.selector,
       ignoreSelectors: options.ignoreSelectors,
       screenshot: options.screenshot,
     };
-    const data = await withDeadline("extract()", options.timeout, options.signal, (signal, deadline) =>
+    const data = await this.underDeadline("extract()", options, (deadline) =>
       this.remote
-        ? this.remote.extract(first, schema, params, { ...this.remoteOptions(options, page), signal })
-        : extractWithModel(this.operationContext(page, options.model, signal, deadline), {
+        ? this.remote.extract(first, schema, params, {
+            ...this.remoteOptions(options, page),
+            signal: deadline.signal,
+          })
+        : extractWithModel(this.operationContext(page, options.model, deadline), {
             instruction: first,
             schema,
             ...params,
@@ -410,14 +414,14 @@ export class Deckhand {
     return data;
   }
 
-  private async pageText(options: Cancellable<ExtractOptions>): Promise<ExtractPageTextResult> {
+  private async pageText(options: ExtractOptions): Promise<ExtractPageTextResult> {
     const page = await this.targetPage(options.page, "extract()");
-    const pageText = await withDeadline("extract()", options.timeout, options.signal, async (signal) => {
+    const pageText = await this.underDeadline("extract()", options, async (deadline) => {
       if (this.remote) {
         const params = { selector: options.selector, ignoreSelectors: options.ignoreSelectors };
         const remote = await this.remote.extract(undefined, undefined, params, {
           ...this.remoteOptions(options, page),
-          signal,
+          signal: deadline.signal,
         });
         return (remote as ExtractPageTextResult).pageText;
       }
@@ -426,12 +430,31 @@ export class Deckhand {
         ignoreSelectors: options.ignoreSelectors,
         tokenBudget: false,
         domSettleTimeout: this.options.domSettleTimeout,
+        signal: deadline.signal,
       });
       return snapshot.text;
     });
     const result = { pageText };
     this.historyRecorder.record("extract", { options: this.recordable(options) }, result);
     return result;
+  }
+
+  /**
+   * Runs an operation under its deadline (the caller's `timeout` and `signal`). While it runs, a
+   * browser that goes away aborts it at once with ServiceBrowserClosedError.
+   */
+  private async underDeadline<T>(
+    operation: string,
+    options: { timeout?: number; signal?: AbortSignal },
+    run: (deadline: Deadline) => Promise<T>,
+  ): Promise<T> {
+    const deadline = Deadline.start(operation, { timeout: options.timeout, signal: options.signal });
+    this.running.add(deadline);
+    try {
+      return await deadline.run(run);
+    } finally {
+      this.running.delete(deadline);
+    }
   }
 
   /** Per-call options of a REMOTE operation: the target page travels as its frame id. */
@@ -465,6 +488,7 @@ export class Deckhand {
         throw new ServiceNotInitializedError(`${what} (after close())`);
       throw new ServiceNotInitializedError(what);
     }
+    if (!this.browser.isConnected()) throw browserGone();
     return this.browser;
   }
 
@@ -520,6 +544,12 @@ export class Deckhand {
   get history(): Promise<readonly HistoryEntry[]> {
     return Promise.resolve(this.historyRecorder.list());
   }
+}
+
+function browserGone(): ServiceBrowserClosedError {
+  return new ServiceBrowserClosedError(
+    "The browser is no longer connected (it crashed, was killed or was closed). Start a new Deckhand instance (init()) to continue.",
+  );
 }
 
 /** Whether extract()'s second argument is a schema (zod, or JSON Schema) rather than options. */

@@ -106,9 +106,13 @@ export class Keyboard {
     for (const key of [...keys].reverse()) await this.up(key);
   }
 
-  /** Types text key by key; characters without a key on a US keyboard are inserted as text. */
-  async type(text: string, options: { delay?: number } = {}): Promise<void> {
+  /**
+   * Types text key by key; characters without a key on a US keyboard are inserted as text. An
+   * aborted `signal` stops it between two keys (with the signal's reason).
+   */
+  async type(text: string, options: { delay?: number; signal?: AbortSignal } = {}): Promise<void> {
     for (const ch of text) {
+      if (options.signal?.aborted) throw options.signal.reason;
       const def = keyDefinition(ch);
       if (def && (def.text !== undefined || ch === "\n")) {
         if (def.shifted && !this.held.has("Shift")) {

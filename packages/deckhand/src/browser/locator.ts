@@ -3,6 +3,7 @@
 
 import { readFile } from "node:fs/promises";
 import { basename, resolve as resolvePath } from "node:path";
+import { Deadline } from "../deadline.ts";
 import {
   ContentFrameNotFoundError,
   ServiceClickError,
@@ -27,6 +28,11 @@ export const DEFAULT_ACTION_TIMEOUT = 5_000;
 export interface TimeoutOption {
   /** Milliseconds to wait for the element to be ready. Default 5000. */
   timeout?: number;
+  /**
+   * Stops the call when it aborts: whatever it was waiting for, it rejects with the signal's
+   * reason (a Deckhand error) or ServiceCancelledError, and it sends no input event afterwards.
+   */
+  signal?: AbortSignal;
 }
 
 export type FilePayload = { name: string; mimeType: string; buffer: Uint8Array };
@@ -39,7 +45,16 @@ export interface ResolvedElement {
 
 type Miss = { missing: true; step: number; error?: ServiceError };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * One call's time: `until` bounds its retries (running out is the call's own failure, which names
+ * what it waited for), and `deadline` carries the caller's cancellation, which ends any wait at
+ * once and is checked before every input event.
+ */
+interface Attempt {
+  deadline: Deadline;
+  until: number;
+  timeout: number;
+}
 
 export class Locator {
   readonly page: Page;
@@ -175,34 +190,58 @@ export class Locator {
     );
   }
 
-  /** Waits for the element to exist, up to the timeout. The caller releases the handle. */
-  async resolve(options: TimeoutOption = {}): Promise<ResolvedElement> {
-    const timeout = options.timeout ?? DEFAULT_ACTION_TIMEOUT;
-    return this.resolveBefore(Date.now() + timeout, timeout);
+  /** Starts one call: its retry bound and the caller's cancellation. Dispose of the deadline after. */
+  private begin(what: string, options: TimeoutOption, fallback = DEFAULT_ACTION_TIMEOUT): Attempt {
+    const deadline = Deadline.start(`${what}(${JSON.stringify(this.selector)})`, { signal: options.signal });
+    const timeout = options.timeout ?? fallback;
+    return { deadline, until: Date.now() + timeout, timeout };
   }
 
-  /** resolve() with a deadline of its own; errors name `timeout`, the caller's whole budget. */
-  private async resolveBefore(deadline: number, timeout: number): Promise<ResolvedElement> {
+  /** Runs one call under its Attempt, disposing of it afterwards. */
+  private async within<R>(what: string, options: TimeoutOption, fn: (a: Attempt) => Promise<R>): Promise<R> {
+    const attempt = this.begin(what, options);
+    try {
+      return await attempt.deadline.race(fn(attempt));
+    } finally {
+      attempt.deadline.dispose();
+    }
+  }
+
+  /** Waits for the element to exist, up to the timeout. The caller releases the handle. */
+  async resolve(options: TimeoutOption = {}): Promise<ResolvedElement> {
+    return this.within("resolve", options, (a) => this.resolveWithin(a));
+  }
+
+  /** resolve() within a call's Attempt; errors name `timeout`, the caller's whole budget. */
+  private async resolveWithin(a: Attempt): Promise<ResolvedElement> {
     for (let attempt = 0; ; attempt++) {
-      const result = await this.resolveOnce();
+      const result = await a.deadline.race(this.resolveOnce());
       if (!("missing" in result)) return result;
       // Invalid selectors and non-iframe hops do not fix themselves by waiting.
       const permanent =
         result.error &&
         !(result.error instanceof ServiceIframeError) &&
         !(result.error instanceof ServiceShadowRootMissingError);
-      if (permanent || Date.now() >= deadline) throw this.notFound(result, timeout);
-      await sleep(Math.min(attempt === 0 ? 20 : 50 * attempt, 200, Math.max(0, deadline - Date.now())));
+      if (permanent || Date.now() >= a.until) throw this.notFound(result, a.timeout);
+      await a.deadline.sleep(
+        Math.min(attempt === 0 ? 20 : 50 * attempt, 200, Math.max(0, a.until - Date.now())),
+      );
     }
   }
 
-  private async withElement<R>(options: TimeoutOption, fn: (el: ResolvedElement) => Promise<R>): Promise<R> {
-    const el = await this.resolve(options);
-    try {
-      return await fn(el);
-    } finally {
-      void el.frame.release(el.handle);
-    }
+  private async withElement<R>(
+    what: string,
+    options: TimeoutOption,
+    fn: (el: ResolvedElement, a: Attempt) => Promise<R>,
+  ): Promise<R> {
+    return this.within(what, options, async (a) => {
+      const el = await this.resolveWithin(a);
+      try {
+        return await a.deadline.race(fn(el, a));
+      } finally {
+        void el.frame.release(el.handle);
+      }
+    });
   }
 
   /**
@@ -210,18 +249,17 @@ export class Locator {
    * disabled or replaced, and fails with ServiceClickError saying which when time runs out.
    */
   private async actionPoint(
-    options: TimeoutOption & { force?: boolean },
+    a: Attempt,
+    force: boolean | undefined,
     checkEnabled: boolean,
   ): Promise<{ x: number; y: number }> {
-    const timeout = options.timeout ?? DEFAULT_ACTION_TIMEOUT;
-    const deadline = Date.now() + timeout;
     let last: PointResult | undefined;
     for (let attempt = 0; ; attempt++) {
       // A retry never starts after the deadline: a click that waited too long must not land late.
-      if (attempt > 0 && Date.now() >= deadline) throw new ServiceClickError(this.selector, explain(last));
+      if (attempt > 0 && Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last));
       let el: ResolvedElement;
       try {
-        el = await this.resolveBefore(deadline, timeout);
+        el = await this.resolveWithin(a);
       } catch (error) {
         // Found before, gone now: the page removed the element while the click waited for it.
         const gone = error instanceof ServiceElementNotFoundError || error instanceof XPathResolutionError;
@@ -234,16 +272,13 @@ export class Locator {
         throw error;
       }
       try {
-        const point = await el.frame.invoke(
-          domRuntime,
-          "actionPoint",
-          el.handle,
-          checkEnabled && !options.force,
+        const point = await a.deadline.race(
+          el.frame.invoke(domRuntime, "actionPoint", el.handle, checkEnabled && !force),
         );
-        if (point.ok || options.force) {
+        if (point.ok || force) {
           const inFrame = point.ok ? point : await this.centerOf(el);
-          const inPage = await this.page.toViewportPoint(el.frame, inFrame, !options.force, true);
-          if (inPage.ok && (options.force || (await this.pointerReaches(el.frame, inPage)))) return inPage;
+          const inPage = await a.deadline.race(this.page.toViewportPoint(el.frame, inFrame, !force, true));
+          if (inPage.ok && (force || (await this.pointerReaches(el.frame, inPage, a)))) return inPage;
           last = inPage.ok ? { ok: false, reason: "covered", detail: UNREACHED } : inPage;
         } else {
           last = point;
@@ -251,8 +286,8 @@ export class Locator {
       } finally {
         void el.frame.release(el.handle);
       }
-      if (Date.now() >= deadline) throw new ServiceClickError(this.selector, explain(last));
-      await sleep(Math.min(30 * (attempt + 1), 150, Math.max(0, deadline - Date.now())));
+      if (Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last));
+      await a.deadline.sleep(Math.min(30 * (attempt + 1), 150, Math.max(0, a.until - Date.now())));
     }
   }
 
@@ -261,11 +296,12 @@ export class Locator {
    * frame by where it was last drawn, which lags behind a scroll or a layout change: a mouse move
    * there, which the frame counts, tells before anything is pressed.
    */
-  private async pointerReaches(frame: Frame, point: { x: number; y: number }): Promise<boolean> {
+  private async pointerReaches(frame: Frame, point: { x: number; y: number }, a: Attempt): Promise<boolean> {
     let crossesProcesses = false;
     for (let f: Frame | undefined = frame; f?.parent; f = f.parent) crossesProcesses ||= f.isOutOfProcess;
     if (!crossesProcesses) return true;
     const before = await frame.invoke(domRuntime, "mouseMoves");
+    a.deadline.check();
     await this.page.mouse.move(point.x, point.y);
     return (await frame.invoke(domRuntime, "mouseMoves")) > before;
   }
@@ -280,8 +316,11 @@ export class Locator {
 
   /** A real mouse click at the element's visible point, after scrolling it into view. */
   async click(options: ClickOptions & TimeoutOption & { force?: boolean } = {}): Promise<void> {
-    const point = await this.actionPoint(options, true);
-    await this.page.mouse.click(point.x, point.y, options);
+    await this.within("click", options, async (a) => {
+      const point = await this.actionPoint(a, options.force, true);
+      a.deadline.check();
+      await this.page.mouse.click(point.x, point.y, options);
+    });
   }
 
   async dblclick(options: Omit<ClickOptions, "clickCount"> & TimeoutOption = {}): Promise<void> {
@@ -289,15 +328,19 @@ export class Locator {
   }
 
   async hover(options: TimeoutOption = {}): Promise<void> {
-    const point = await this.actionPoint(options, false);
-    await this.page.mouse.move(point.x, point.y);
+    await this.within("hover", options, async (a) => {
+      const point = await this.actionPoint(a, false, false);
+      a.deadline.check();
+      await this.page.mouse.move(point.x, point.y);
+    });
   }
 
   /** Replaces the element's content with `value` (input, textarea, contenteditable). */
   async fill(value: string, options: TimeoutOption = {}): Promise<void> {
     if (typeof value !== "string")
       throw new ServiceInvalidArgumentError(`fill() needs a string, got ${typeof value}.`);
-    await this.withElement(options, async ({ frame, handle }) => {
+    await this.withElement("fill", options, async ({ frame, handle }, a) => {
+      a.deadline.check();
       let mode: "type" | "done";
       try {
         mode = await frame.invoke(domRuntime, "prepareFill", handle, value);
@@ -307,6 +350,7 @@ export class Locator {
         );
       }
       if (mode === "done") return;
+      a.deadline.check();
       if (value === "") await this.page.keyboard.press("Delete");
       else await this.page.keyboard.insertText(value);
     });
@@ -314,20 +358,29 @@ export class Locator {
 
   /** Focuses the element and types text key by key (appending to what is there). */
   async type(text: string, options: TimeoutOption & { delay?: number } = {}): Promise<void> {
-    await this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "focus", handle));
-    await this.page.keyboard.type(text, options);
+    await this.withElement("type", options, async ({ frame, handle }, a) => {
+      a.deadline.check();
+      await frame.invoke(domRuntime, "focus", handle);
+      a.deadline.check();
+      await this.page.keyboard.type(text, { ...options, signal: a.deadline.signal });
+    });
   }
 
   /** Focuses the element and presses a key or combination ("Enter", "Control+A"). */
   async press(key: string, options: TimeoutOption & { delay?: number } = {}): Promise<void> {
-    await this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "focus", handle));
-    await this.page.keyboard.press(key, options);
+    await this.withElement("press", options, async ({ frame, handle }, a) => {
+      a.deadline.check();
+      await frame.invoke(domRuntime, "focus", handle);
+      a.deadline.check();
+      await this.page.keyboard.press(key, options);
+    });
   }
 
   /** Selects options of a <select> by value or label. Returns the selected values. */
   async selectOption(values: string | string[], options: TimeoutOption = {}): Promise<string[]> {
     const wanted = Array.isArray(values) ? values : [values];
-    return this.withElement(options, async ({ frame, handle }) => {
+    return this.withElement("selectOption", options, async ({ frame, handle }, a) => {
+      a.deadline.check();
       try {
         return await frame.invoke(domRuntime, "selectOptions", handle, wanted);
       } catch (error) {
@@ -350,7 +403,7 @@ export class Locator {
   private async setChecked(wanted: boolean, options: TimeoutOption): Promise<void> {
     if ((await this.isChecked(options)) === wanted) return;
     await this.click(options);
-    if ((await this.isChecked(options)) !== wanted) {
+    if ((await this.isChecked({ ...options, timeout: 500 })) !== wanted) {
       throw new ServiceClickError(this.selector, `clicking did not ${wanted ? "check" : "uncheck"} it`);
     }
   }
@@ -371,7 +424,8 @@ export class Locator {
         return { name: basename(path), mimeType: mimeTypeOf(path), buffer };
       }),
     );
-    await this.withElement(options, async ({ frame, handle }) => {
+    await this.withElement("setInputFiles", options, async ({ frame, handle }, a) => {
+      a.deadline.check();
       const encoded = payloads.map((p) => ({
         name: p.name,
         mimeType: p.mimeType,
@@ -388,16 +442,20 @@ export class Locator {
   }
 
   async scrollIntoView(options: TimeoutOption = {}): Promise<void> {
-    await this.withElement(options, ({ frame, handle }) =>
-      frame.invoke(domRuntime, "scrollIntoView", handle),
-    );
+    await this.withElement("scrollIntoView", options, ({ frame, handle }, a) => {
+      a.deadline.check();
+      return frame.invoke(domRuntime, "scrollIntoView", handle);
+    });
   }
 
   /** Drags this element onto another with real mouse movements. */
   async dragTo(target: Locator, options: TimeoutOption = {}): Promise<void> {
-    const from = await this.actionPoint(options, false);
-    const to = await target.actionPoint(options, false);
-    await this.page.dragAndDrop(from, to);
+    await this.within("dragTo", options, async (a) => {
+      const from = await this.actionPoint(a, false, false);
+      const to = await target.actionPoint(a, false, false);
+      a.deadline.check();
+      await this.page.dragAndDrop(from, to);
+    });
   }
 
   // ---------- queries ----------
@@ -414,7 +472,7 @@ export class Locator {
   }
 
   async isChecked(options: TimeoutOption = {}): Promise<boolean> {
-    return this.withElement(options, async ({ frame, handle }) => {
+    return this.withElement("isChecked", options, async ({ frame, handle }) => {
       const state = await frame.invoke(domRuntime, "state", handle);
       if (state.checked === null) {
         throw new ServiceInvalidArgumentError(
@@ -427,13 +485,14 @@ export class Locator {
 
   async isEnabled(options: TimeoutOption = {}): Promise<boolean> {
     return this.withElement(
+      "isEnabled",
       options,
       async ({ frame, handle }) => (await frame.invoke(domRuntime, "state", handle)).enabled,
     );
   }
 
   async inputValue(options: TimeoutOption = {}): Promise<string> {
-    return this.withElement(options, async ({ frame, handle }) => {
+    return this.withElement("inputValue", options, async ({ frame, handle }) => {
       try {
         return await frame.invoke(domRuntime, "inputValue", handle);
       } catch (error) {
@@ -443,18 +502,22 @@ export class Locator {
   }
 
   async textContent(options: TimeoutOption = {}): Promise<string | null> {
-    return this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "textContent", handle));
+    return this.withElement("textContent", options, ({ frame, handle }) =>
+      frame.invoke(domRuntime, "textContent", handle),
+    );
   }
 
   async innerHTML(options: TimeoutOption = {}): Promise<string> {
-    return this.withElement(options, ({ frame, handle }) => frame.invoke(domRuntime, "innerHTML", handle));
+    return this.withElement("innerHTML", options, ({ frame, handle }) =>
+      frame.invoke(domRuntime, "innerHTML", handle),
+    );
   }
 
   /** The element's box in the top frame's viewport (CSS pixels), or null when it has none. */
   async boundingBox(
     options: TimeoutOption = {},
   ): Promise<{ x: number; y: number; width: number; height: number } | null> {
-    return this.withElement(options, async ({ frame, handle }) => {
+    return this.withElement("boundingBox", options, async ({ frame, handle }) => {
       const box = await frame.invoke(domRuntime, "boundingBox", handle);
       if (!box) return null;
       const origin = await this.page.toViewportPoint(frame, { x: box.x, y: box.y }, false);
@@ -484,10 +547,20 @@ export class Locator {
     options: TimeoutOption & { state?: "attached" | "detached" | "visible" | "hidden" } = {},
   ): Promise<void> {
     const state = options.state ?? "visible";
-    const timeout = options.timeout ?? 30_000;
-    const deadline = Date.now() + timeout;
+    const a = this.begin("waitFor", options, 30_000);
+    try {
+      await this.waitForState(a, state);
+    } finally {
+      a.deadline.dispose();
+    }
+  }
+
+  private async waitForState(
+    a: Attempt,
+    state: "attached" | "detached" | "visible" | "hidden",
+  ): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const result = await this.resolveOnce();
+      const result = await a.deadline.race(this.resolveOnce());
       if ("missing" in result && result.error && !(result.error instanceof ServiceIframeError))
         throw result.error;
       let attached = false;
@@ -503,13 +576,13 @@ export class Locator {
         (state === "visible" && visible) ||
         (state === "hidden" && !visible);
       if (done) return;
-      if (Date.now() >= deadline) {
+      if (Date.now() >= a.until) {
         throw new ServiceTimeoutError(
           `waitFor(${JSON.stringify(this.selector)}, state: "${state}")`,
-          timeout,
+          a.timeout,
         );
       }
-      await sleep(Math.min(20 * (attempt + 1), 100));
+      await a.deadline.sleep(Math.min(20 * (attempt + 1), 100));
     }
   }
 }

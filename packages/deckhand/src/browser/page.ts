@@ -4,9 +4,10 @@
 
 import { writeFile } from "node:fs/promises";
 import type { Protocol } from "devtools-protocol";
+import { Deadline } from "../deadline.ts";
 import {
   ServiceCancelledError,
-  ServiceError,
+  type ServiceError,
   ServiceInvalidArgumentError,
   ServiceNavigationError,
   ServiceTargetClosedError,
@@ -469,56 +470,48 @@ export class Page {
     if (typeof url !== "string" || !url)
       throw new ServiceInvalidArgumentError(`goto needs a URL string, got ${JSON.stringify(url)}.`);
     const waitUntil = checkWaitUntil(options.waitUntil);
-    const timeout = options.timeout ?? 30_000;
-    const deadline = Date.now() + timeout;
     const frame = this.mainFrame();
-    const operation = `goto(${url})`;
     const { signal, ...recorded } = options;
-    if (signal?.aborted) throw cancelledBy(signal, operation);
-    // A same-document navigation (#hash) is answered without a loader, and the event that carries
-    // its new URL comes after the answer: listen from the start so that url() is right on return.
-    const controller = new AbortController();
-    const sameDocument = this.session.waitFor(
-      "Page.navigatedWithinDocument",
-      (e) => e.frameId === frame.id,
-      controller.signal,
-    );
-    sameDocument.catch(() => undefined);
-    try {
-      const result = await this.beforeDeadline(
-        this.session.send("Page.navigate", {
-          url,
-          frameId: frame.id,
-          ...(options.referer ? { referrer: options.referer } : {}),
-        }),
-        deadline,
-        operation,
-        timeout,
-        signal,
+    const deadline = navigationDeadline(`goto(${url})`, options);
+    return this.navigating(deadline, async () => {
+      // A same-document navigation (#hash) is answered without a loader, and the event that carries
+      // its new URL comes after the answer: listen from the start so that url() is right on return.
+      const sameDocument = this.session.waitFor(
+        "Page.navigatedWithinDocument",
+        (e) => e.frameId === frame.id,
+        deadline.signal,
       );
+      sameDocument.catch(() => undefined);
+      const result = await this.session.send("Page.navigate", {
+        url,
+        frameId: frame.id,
+        ...(options.referer ? { referrer: options.referer } : {}),
+      });
       if (result.errorText) throw new ServiceNavigationError(url, result.errorText);
       let status: number | null = null;
       if (result.loaderId) {
-        await this.waitForLifecycle(
-          frame.id,
-          result.loaderId,
-          waitUntil,
-          deadline,
-          operation,
-          timeout,
-          signal,
-        );
+        await this.waitForLifecycle(frame.id, result.loaderId, waitUntil, deadline);
         status = this.documentStatus.get(result.loaderId) ?? null;
       } else if (!result.isDownload) {
-        await this.beforeDeadline(sameDocument, deadline, operation, timeout, signal);
+        await sameDocument;
       }
       this.onNavigate?.({ url, ...recorded }, { url: this.url(), status });
       return status;
+    });
+  }
+
+  /**
+   * Runs a navigation under its deadline: a closed page reports that it closed (not a timeout
+   * that followed from it), and a navigation its caller cancelled stops the page loading.
+   */
+  private async navigating<T>(deadline: Deadline, run: () => Promise<T>): Promise<T> {
+    try {
+      return await deadline.run(run);
     } catch (error) {
-      if (signal?.aborted) this.stopLoading();
+      if (this.closedError && !(error instanceof ServiceTimeoutError)) throw this.closedError;
+      if (error instanceof ServiceCancelledError || (deadline.aborted && !deadline.expired))
+        this.stopLoading();
       throw error;
-    } finally {
-      controller.abort();
     }
   }
 
@@ -552,53 +545,43 @@ export class Page {
   ): Promise<number | null> {
     this.assertOpen();
     const waitUntil = checkWaitUntil(options.waitUntil);
-    const timeout = options.timeout ?? 30_000;
-    const deadline = Date.now() + timeout;
     const frameId = this.targetId;
     const { signal, ...recorded } = options;
-    if (signal?.aborted) throw cancelledBy(signal, operation);
-    const controller = new AbortController();
-    // Either a new document commits (a new loader) or the history step stays in this document.
-    const committed = Promise.race([
-      this.session
-        .waitFor("Page.frameNavigated", (e) => e.frame.id === frameId, controller.signal)
-        .then((e) => e.frame.loaderId as string | undefined),
-      this.session
-        .waitFor("Page.navigatedWithinDocument", (e) => e.frameId === frameId, controller.signal)
-        .then(() => undefined),
-    ]);
-    committed.catch(() => undefined);
-    try {
+    const deadline = navigationDeadline(operation, options);
+    return this.navigating(deadline, async () => {
+      // Either a new document commits (a new loader) or the history step stays in this document.
+      const committed = Promise.race([
+        this.session
+          .waitFor("Page.frameNavigated", (e) => e.frame.id === frameId, deadline.signal)
+          .then((e) => e.frame.loaderId as string | undefined),
+        this.session
+          .waitFor("Page.navigatedWithinDocument", (e) => e.frameId === frameId, deadline.signal)
+          .then(() => undefined),
+      ]);
+      committed.catch(() => undefined);
       if (!(await start())) return null;
-      const loaderId = await this.beforeDeadline(committed, deadline, operation, timeout, signal);
+      const loaderId = await committed;
       let status: number | null = null;
       if (loaderId) {
-        await this.waitForLifecycle(frameId, loaderId, waitUntil, deadline, operation, timeout, signal);
+        await this.waitForLifecycle(frameId, loaderId, waitUntil, deadline);
         status = this.documentStatus.get(loaderId) ?? null;
       }
       this.onNavigate?.({ action: operation.replace("()", ""), ...recorded }, { url: this.url(), status });
       return status;
-    } catch (error) {
-      if (signal?.aborted) this.stopLoading();
-      throw error;
-    } finally {
-      controller.abort();
-    }
+    });
   }
 
   /** Waits until the current document of the main frame has reached `state`. */
-  async waitForLoadState(state: WaitUntil = "load", options: { timeout?: number } = {}): Promise<void> {
-    const timeout = options.timeout ?? 30_000;
+  async waitForLoadState(
+    state: WaitUntil = "load",
+    options: { timeout?: number; signal?: AbortSignal } = {},
+  ): Promise<void> {
     const frame = this.mainFrame();
+    const deadline = navigationDeadline(`waitForLoadState(${state})`, options);
     // Whatever document is current when the event fires: a tab that is still on its initial empty
     // document (a popup right after it opened) gets there once its first navigation commits.
-    await this.waitForLifecycle(
-      frame.id,
-      () => frame.loaderId,
-      checkWaitUntil(state),
-      Date.now() + timeout,
-      `waitForLoadState(${state})`,
-      timeout,
+    await this.navigating(deadline, () =>
+      this.waitForLifecycle(frame.id, () => frame.loaderId, checkWaitUntil(state), deadline),
     );
   }
 
@@ -606,66 +589,24 @@ export class Page {
     frameId: string,
     loader: string | (() => string),
     waitUntil: WaitUntil,
-    deadline: number,
-    operation: string,
-    timeout: number,
-    signal?: AbortSignal,
+    deadline: Deadline,
   ): Promise<void> {
     const name = LIFECYCLE_EVENT[waitUntil];
     const loaderId = typeof loader === "string" ? () => loader : loader;
     if (this.lifecycle.get(frameId)?.get(loaderId())?.has(name)) return;
-    const controller = new AbortController();
+    const step = deadline.child(`waiting for ${name}`);
     const reached = this.session.waitFor(
       "Page.lifecycleEvent",
       (e) => e.frameId === frameId && e.loaderId === loaderId() && e.name === name,
-      controller.signal,
+      step.signal,
     );
     try {
       // The event may have arrived between the check above and subscribing.
       if (this.lifecycle.get(frameId)?.get(loaderId())?.has(name)) return;
-      await this.beforeDeadline(reached, deadline, operation, timeout, signal);
+      await reached;
     } finally {
-      controller.abort();
+      step.dispose();
       reached.catch(() => undefined);
-    }
-  }
-
-  private async beforeDeadline<T>(
-    promise: Promise<T>,
-    deadline: number,
-    operation: string,
-    timeout: number,
-    signal?: AbortSignal,
-  ): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      if (!signal) return;
-      onAbort = () => reject(cancelledBy(signal, operation));
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    });
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new ServiceTimeoutError(
-              operation,
-              timeout,
-              "Raise `timeout`, or wait for an earlier state (waitUntil).",
-            ),
-          ),
-        Math.max(0, deadline - Date.now()),
-      );
-    });
-    try {
-      return await Promise.race([promise, expired, aborted]);
-    } catch (error) {
-      if (this.closedError && !(error instanceof ServiceTimeoutError)) throw this.closedError;
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
   }
 
@@ -826,9 +767,14 @@ function typeFromPath(path: string | undefined): ScreenshotOptions["type"] | und
   return undefined;
 }
 
-/** The error of a navigation whose signal aborted: the reason when it is a Deckhand error. */
-function cancelledBy(signal: AbortSignal, operation: string): ServiceError {
-  return signal.reason instanceof ServiceError
-    ? signal.reason
-    : new ServiceCancelledError(`${operation} was cancelled: its caller stopped waiting.`);
+/** A navigation's deadline: `timeout` (default 30 s) and the caller's `signal`. */
+function navigationDeadline(
+  operation: string,
+  options: { timeout?: number; signal?: AbortSignal },
+): Deadline {
+  return Deadline.start(operation, {
+    timeout: options.timeout ?? 30_000,
+    signal: options.signal,
+    hint: "Raise `timeout`, or wait for an earlier state (waitUntil).",
+  });
 }

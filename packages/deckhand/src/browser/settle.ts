@@ -7,6 +7,7 @@
 // page that has been changing non-stop for longer than ENDLESS_MS (an animation, a clock) is not
 // waited for at all. The caller's bound (domSettleTimeout) caps everything.
 
+import { Deadline } from "../deadline.ts";
 import { domRuntime } from "./frame.ts";
 import type { Page } from "./page.ts";
 
@@ -29,9 +30,17 @@ export interface SettleResult {
   waitedMs: number;
 }
 
-export async function waitForSettled(page: Page, timeoutMs: number): Promise<SettleResult> {
+/**
+ * Waits up to `timeoutMs` for the page to stop changing (running out is no error: the page is read
+ * as it is). `deadline` is the operation's: when it aborts, so does the wait.
+ */
+export async function waitForSettled(
+  page: Page,
+  timeoutMs: number,
+  deadline: Deadline = Deadline.none("settle"),
+): Promise<SettleResult> {
   const started = Date.now();
-  const deadline = started + timeoutMs;
+  const until = started + timeoutMs;
   for (;;) {
     const now = Date.now();
     const busyNetwork = page
@@ -41,9 +50,11 @@ export async function waitForSettled(page: Page, timeoutMs: number): Promise<Set
     let loading = false;
     if (!busyNetwork) {
       const frames = page.frames();
-      const checks = await Promise.all(
-        frames.map((f) =>
-          f.hasDocument ? f.invoke(domRuntime, "quiet").catch(() => null) : Promise.resolve(null),
+      const checks = await deadline.race(
+        Promise.all(
+          frames.map((f) =>
+            f.hasDocument ? f.invoke(domRuntime, "quiet").catch(() => null) : Promise.resolve(null),
+          ),
         ),
       );
       for (const [i, check] of checks.entries()) {
@@ -60,9 +71,9 @@ export async function waitForSettled(page: Page, timeoutMs: number): Promise<Set
       }
       if (!loading && wait <= 0) return { settled: true, waitedMs: Date.now() - started };
     }
-    const left = deadline - Date.now();
+    const left = until - Date.now();
     if (left <= 0) return { settled: false, waitedMs: Date.now() - started };
     const pause = busyNetwork || loading ? 20 : Math.max(5, wait);
-    await new Promise((r) => setTimeout(r, Math.min(pause, left)));
+    await deadline.sleep(Math.min(pause, left));
   }
 }

@@ -10,7 +10,7 @@ import type { ActionCache, CachedStep } from "../cache/action-cache.ts";
 import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
 import { absoluteXPath, outlineScript, type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, ActResult, Variables } from "../types.ts";
-import { checkSignal, type OperationContext } from "./context.ts";
+import type { OperationContext } from "./context.ts";
 import { isRecoverable, normalizeMethod, runStep, type StepTarget } from "./execute.ts";
 import { observe, observedTarget } from "./observe.ts";
 import { ACT_METHODS, ACT_SYSTEM, type ActMethod, userMessage } from "./prompts.ts";
@@ -70,10 +70,14 @@ export async function actWithModel(ctx: OperationContext, params: ActParams): Pr
   let failureNote: string | undefined;
   let finished = false;
   for (let step = 0; step < MAX_STEPS && !finished; ) {
-    const snapshot = await takeSnapshot(ctx.page, { instruction, domSettleTimeout: ctx.domSettleTimeout });
-    checkSignal(ctx.signal);
+    const snapshot = await takeSnapshot(ctx.page, {
+      instruction,
+      domSettleTimeout: ctx.domSettleTimeout,
+      signal: ctx.deadline.signal,
+    });
+    ctx.deadline.check();
     const answer = await askForStep(ctx, snapshot, instruction, variables, performed, failureNote);
-    checkSignal(ctx.signal);
+    ctx.deadline.check();
     if (answer.elementId >= 0 && !snapshot.has(answer.elementId)) {
       return result(
         false,
@@ -147,7 +151,7 @@ async function askForStep(
   const { data } = await ctx.caller.call({
     operation: "act",
     model: ctx.model,
-    signal: ctx.signal,
+    signal: ctx.deadline.signal,
     schema: actAnswer,
     messages: [
       { role: "system", content: ACT_SYSTEM },

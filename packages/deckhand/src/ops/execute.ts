@@ -3,6 +3,7 @@
 import type { Frame } from "../browser/frame.ts";
 import type { Locator } from "../browser/locator.ts";
 import type { Page } from "../browser/page.ts";
+import type { Deadline } from "../deadline.ts";
 import {
   ContentFrameNotFoundError,
   ServiceClickError,
@@ -16,7 +17,6 @@ import {
 } from "../errors.ts";
 import { outlineScript } from "../snapshot/snapshot.ts";
 import type { Variables } from "../types.ts";
-import { checkSignal } from "./context.ts";
 import type { ActMethod } from "./prompts.ts";
 import { substitute, usesVariable } from "./variables.ts";
 
@@ -66,32 +66,20 @@ export interface StepTarget {
 /** How long one action waits for its element to be ready (visible, uncovered, enabled). */
 const ACTION_TIMEOUT = 3_000;
 
-/** What a step needs of its operation: the page, and when the operation must be over. */
+/** What a step needs of its operation: the page, and the operation's deadline. */
 export interface StepContext {
   page: Page;
-  /** Aborted at the operation's deadline. */
-  signal: AbortSignal;
-  /** The deadline (Date.now() milliseconds), if the operation has one. */
-  deadline: number | undefined;
+  deadline: Deadline;
 }
 
 /**
- * A locator retrying a covered or hidden element sleeps up to 150 ms between tries and, after a
- * sleep that ends past its timeout, still makes one more try (which clicks if the element is free
- * by then). Ending its timeout this much before the operation's deadline keeps that last try
- * inside the deadline.
+ * Options of one locator wait of a step: ACTION_TIMEOUT, never past the operation's deadline, and
+ * its cancellation (an abandoned operation must not act later: a click that waited for an overlay
+ * to go away would otherwise still land after the caller got ServiceTimeoutError).
  */
-const LOCATOR_LAST_TRY = 250;
-
-/**
- * The timeout for the next wait of a step: ACTION_TIMEOUT, but over before the operation's
- * deadline. An abandoned operation must not act later (a click that waited for an overlay to go
- * away would otherwise still land after the caller got ServiceTimeoutError).
- */
-function waitLimit(step: StepContext, limit = ACTION_TIMEOUT): number {
-  checkSignal(step.signal);
-  if (step.deadline === undefined) return limit;
-  return Math.max(0, Math.min(limit, step.deadline - Date.now() - LOCATOR_LAST_TRY));
+function waitOptions(step: StepContext, limit = ACTION_TIMEOUT): { timeout: number; signal: AbortSignal } {
+  step.deadline.check();
+  return { timeout: step.deadline.cap(limit), signal: step.deadline.signal };
 }
 
 /** Resolves the target, checks it is the node we meant, and runs `fn` on its locator. */
@@ -102,7 +90,7 @@ async function withTarget<R>(
 ): Promise<R> {
   const locator = step.page.deepLocator(target.selector);
   if (target.expectedNode !== undefined) {
-    const { frame, handle } = await locator.resolve({ timeout: waitLimit(step, 1_000) });
+    const { frame, handle } = await locator.resolve(waitOptions(step, 1_000));
     try {
       const node = await frame.backendNodeId(handle);
       if (node !== target.expectedNode) {
@@ -131,8 +119,8 @@ export async function runStep(
 ): Promise<void> {
   const { page } = step;
   const arg = (i: number) => substitute(args[i] ?? "", variables);
-  const timeout = () => ({ timeout: waitLimit(step) });
-  checkSignal(step.signal);
+  const timeout = () => waitOptions(step);
+  step.deadline.check();
   if (!target) {
     // Page-level actions: keys to whatever has focus, scrolling the page.
     if (method === "press") {

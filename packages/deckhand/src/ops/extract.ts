@@ -11,7 +11,7 @@ import { findUrlFields, withUrlFieldsAsIds } from "../llm/url-fields.ts";
 import { fitToBudget } from "../snapshot/budget.ts";
 import { DEFAULT_TOKEN_BUDGET, takeSnapshot } from "../snapshot/snapshot.ts";
 import { estimateTokens } from "../snapshot/tokens.ts";
-import { checkSignal, type OperationContext } from "./context.ts";
+import type { OperationContext } from "./context.ts";
 import { EXTRACT_SYSTEM, userMessage } from "./prompts.ts";
 
 export interface ExtractParams {
@@ -98,8 +98,9 @@ export async function extract(ctx: OperationContext, params: ExtractParams): Pro
     ignoreSelectors: params.ignoreSelectors,
     tokenBudget: false,
     domSettleTimeout: ctx.domSettleTimeout,
+    signal: ctx.deadline.signal,
   });
-  checkSignal(ctx.signal);
+  ctx.deadline.check();
 
   let schema = base;
   if (findUrlFields(base.jsonSchema).length > 0) {
@@ -138,13 +139,13 @@ export async function extract(ctx: OperationContext, params: ExtractParams): Pro
       const { data } = await ctx.caller.call({
         operation: "extract",
         model: ctx.model,
-        signal: ctx.signal,
+        signal: ctx.deadline.signal,
         schema,
         messages,
       });
       return data;
     }),
   );
-  checkSignal(ctx.signal);
+  ctx.deadline.check();
   return answers.length === 1 ? answers[0] : merge(answers);
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { ElementRef, Snapshot } from "../snapshot/snapshot.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, Variables } from "../types.ts";
-import { checkSignal, type OperationContext } from "./context.ts";
+import type { OperationContext } from "./context.ts";
 import { normalizeMethod } from "./execute.ts";
 import { OBSERVE_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
@@ -107,8 +107,9 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
     ignoreSelectors: params.ignoreSelectors,
     instruction: params.instruction,
     domSettleTimeout: ctx.domSettleTimeout,
+    signal: ctx.deadline.signal,
   });
-  checkSignal(ctx.signal);
+  ctx.deadline.check();
 
   // No instruction: every interactive element, straight from the outline, no model.
   if (!params.instruction) {
@@ -130,7 +131,7 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
     operation: "observe",
     ...(params.metricsAs ? { metricsAs: params.metricsAs } : {}),
     model: ctx.model,
-    signal: ctx.signal,
+    signal: ctx.deadline.signal,
     schema: observeAnswer,
     messages: [
       { role: "system", content: OBSERVE_SYSTEM },
@@ -144,7 +145,7 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
       },
     ],
   });
-  checkSignal(ctx.signal);
+  ctx.deadline.check();
   const seen = new Set<number>();
   const picks = data.elements
     .filter((e) => (seen.has(e.elementId) ? false : seen.add(e.elementId)))

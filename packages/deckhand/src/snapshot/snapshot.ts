@@ -12,6 +12,7 @@ import { defineInjectedScript, type ElementHandle, type InjectedScript } from ".
 import type { Page } from "../browser/page.ts";
 import { parseDeepSelector } from "../browser/selectors.ts";
 import { waitForSettled } from "../browser/settle.ts";
+import { Deadline } from "../deadline.ts";
 import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
 import { fitToBudget } from "./budget.ts";
 import {
@@ -44,6 +45,8 @@ export interface SnapshotOptions {
   tokenBudget?: number | false;
   /** Bound for waiting until the DOM stops changing (ms). Default 30,000. 0 skips the wait. */
   domSettleTimeout?: number;
+  /** Stops the snapshot (its wait for the page to settle too) when it aborts, with its reason. */
+  signal?: AbortSignal;
 }
 
 /** What an id stands for. */
@@ -289,7 +292,17 @@ async function resolveIgnored(
 
 /** Takes a snapshot of the page (all frames), or of the subtree `selector` names. */
 export async function takeSnapshot(page: Page, options: SnapshotOptions = {}): Promise<Snapshot> {
-  if (options.domSettleTimeout !== 0) await waitForSettled(page, options.domSettleTimeout ?? 30_000);
+  const deadline = Deadline.start("takeSnapshot()", { signal: options.signal });
+  try {
+    return await deadline.race(snapshotOf(page, options, deadline));
+  } finally {
+    deadline.dispose();
+  }
+}
+
+async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadline): Promise<Snapshot> {
+  if (options.domSettleTimeout !== 0)
+    await waitForSettled(page, options.domSettleTimeout ?? 30_000, deadline);
   const generation = ++generations;
   let root: { frame: Frame; handle: ElementHandle } | undefined;
   if (options.selector) {

@@ -2,7 +2,15 @@ import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { leftoverTempDirs, liveChromeProcesses, startChildScript, waitForNoChrome } from "@deckhand/testkit";
+import {
+  leftoverTempDirs,
+  liveChromeProcesses,
+  match,
+  startChildScript,
+  startFixtureServer,
+  startScriptedModel,
+  waitForNoChrome,
+} from "@deckhand/testkit";
 import { Deckhand, ServiceBrowserClosedError, ServiceError } from "deckhand";
 import { describe, expect, test } from "vitest";
 import { browserProcess, startDeckhand, testOptions } from "../support/browser.ts";
@@ -89,6 +97,74 @@ describe("a browser that dies under Deckhand", () => {
     await expect(page.evaluate("1")).rejects.toBeInstanceOf(ServiceBrowserClosedError);
     await dh.close();
     expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+  });
+});
+
+describe("a browser that dies while an operation waits on the model", () => {
+  test("the pending extract and every later operation fail within a second with ServiceBrowserClosedError", async () => {
+    const [model, site] = await Promise.all([startScriptedModel(), startFixtureServer()]);
+    const dh = await startDeckhand(
+      {},
+      {
+        model: {
+          modelName: "openai/gpt-4.1-mini",
+          apiKey: "sk-test-gone-0123456789",
+          baseURL: model.baseURL,
+        },
+      },
+    );
+    try {
+      const { profile } = await browserProcess(dh);
+      await dh.page.goto(site.url("form.html"));
+      // The model answers only once the browser is gone, as a slow provider would.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let asked!: () => void;
+      const modelAsked = new Promise<void>((resolve) => {
+        asked = resolve;
+      });
+      model.on(match.schemaName("extract"), async () => {
+        asked();
+        await released;
+        return { extraction: "an answer that must never be returned" };
+      });
+      const pending = dh.extract("what is the page about?").then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      await modelAsked;
+      for (const proc of liveChromeProcesses(profile)) {
+        try {
+          process.kill(proc.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      const killed = Date.now();
+      const outcome = await pending;
+      expect(Date.now() - killed).toBeLessThan(1_000);
+      expect(outcome).toMatchObject({ error: expect.any(ServiceBrowserClosedError) });
+      release();
+      // Later operations fail at once too, with no model call.
+      const calls = model.callCount;
+      for (const later of [
+        () => dh.observe("find the form"),
+        () => dh.extract("the title"),
+        () => dh.act("click"),
+      ]) {
+        const started = Date.now();
+        await expect(later()).rejects.toBeInstanceOf(ServiceBrowserClosedError);
+        expect(Date.now() - started).toBeLessThan(1_000);
+      }
+      expect(model.callCount).toBe(calls);
+      await dh.close();
+      expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+    } finally {
+      await dh.close();
+      await Promise.all([model.close(), site.close()]);
+    }
   });
 });
 
