@@ -3,12 +3,56 @@
 //
 // The spec's section 7 classes come first, then Deckhand's own subclasses of ServiceError.
 
+/**
+ * Why an action on an element (or a read of the page) failed: a field the next layer switches on,
+ * never a message text matched with a regex. In-page results carry the same names.
+ */
+export type FailureReason =
+  /** Nothing matches the selector (now). */
+  | "not-found"
+  /** The selector leads to another element than the one chosen. */
+  | "element-changed"
+  /** The element cannot take input right now. */
+  | "detached"
+  | "not-visible"
+  | "covered"
+  | "disabled"
+  | "read-only"
+  /** The element cannot take this method at all. */
+  | "not-editable"
+  | "not-a-select"
+  | "not-a-file-input"
+  | "not-checkable"
+  | "no-such-option"
+  | "too-many-options"
+  | "invalid-value"
+  /** The method ran, and its effect is not there (the value did not land, the box is not checked). */
+  | "not-applied"
+  /** Selectors and frames. */
+  | "invalid-selector"
+  | "shadow-root-missing"
+  | "not-a-frame"
+  | "frame-not-ready"
+  /** The snapshot's ids no longer stand for elements (the page navigated or re-rendered). */
+  | "stale-snapshot"
+  /** The page or frame closed. */
+  | "target-closed";
+
+/** Options every Deckhand error takes: its cause and the reason code looks at. */
+export interface ServiceErrorOptions {
+  cause?: unknown;
+  reason?: FailureReason;
+}
+
 export class ServiceError extends Error {
   readonly code: string = "SERVICE_ERROR";
+  /** Why it failed, when code may decide what to do next from it (see FailureReason). */
+  readonly reason: FailureReason | undefined;
 
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, options?: ServiceErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
+    this.reason = options?.reason;
   }
 }
 
@@ -42,6 +86,10 @@ export class ServiceEvalError extends ServiceError {
 /** The iframe that holds the target element cannot be reached. */
 export class ServiceIframeError extends ServiceError {
   override readonly code = "IFRAME";
+
+  constructor(message: string, options?: ServiceErrorOptions) {
+    super(message, { reason: "frame-not-ready", ...options });
+  }
 }
 
 /** A selector step names an element that is not an iframe, or whose document is not available. */
@@ -53,6 +101,7 @@ export class ContentFrameNotFoundError extends ServiceError {
     super(
       `No frame content for ${JSON.stringify(selector)}${detail ? `: ${detail}` : ""}. ` +
         "The element before a `>>` step (or an `iframe` step of an XPath) must be an <iframe> or <frame> whose document has loaded.",
+      { reason: "not-a-frame" },
     );
     this.selector = selector;
   }
@@ -63,10 +112,11 @@ export class XPathResolutionError extends ServiceError {
   override readonly code = "XPATH_RESOLUTION";
   readonly xpath: string;
 
-  constructor(xpath: string, detail?: string) {
+  constructor(xpath: string, detail?: string, reason: FailureReason = "not-found") {
     super(
       `XPath ${JSON.stringify(xpath)} does not resolve${detail ? `: ${detail}` : ""}. ` +
         "Check the path against the current page (it may have changed), or take a fresh snapshot.",
+      { reason },
     );
     this.xpath = xpath;
   }
@@ -75,6 +125,10 @@ export class XPathResolutionError extends ServiceError {
 /** A selector step expects a shadow root on its host element and there is none. */
 export class ServiceShadowRootMissingError extends ServiceError {
   override readonly code = "SHADOW_ROOT_MISSING";
+
+  constructor(message: string, options?: ServiceErrorOptions) {
+    super(message, { reason: "shadow-root-missing", ...options });
+  }
 }
 
 /** The model's answer could not be used (after the bounded retry). */
@@ -117,22 +171,23 @@ export class ServiceElementNotFoundError extends ServiceError {
   override readonly code = "ELEMENT_NOT_FOUND";
   readonly selector: string;
 
-  constructor(selector: string, detail?: string) {
+  constructor(selector: string, detail?: string, reason: FailureReason = "not-found") {
     super(
       `No element matches ${JSON.stringify(selector)}${detail ? ` ${detail}` : ""}. ` +
         "Check the selector against the current page; it may not have loaded yet or may have changed.",
+      { reason },
     );
     this.selector = selector;
   }
 }
 
-/** A click did not reach the element it was meant for. */
+/** An action (a click, typed text, a checked box) did not reach the element or did not take effect. */
 export class ServiceClickError extends ServiceError {
   override readonly code = "CLICK";
   readonly selector: string;
 
-  constructor(selector: string, reason: string) {
-    super(`Could not click ${JSON.stringify(selector)}: ${reason}`);
+  constructor(selector: string, explanation: string, reason: FailureReason = "not-applied", verb = "click") {
+    super(`Could not ${verb} ${JSON.stringify(selector)}: ${explanation}`, { reason });
     this.selector = selector;
   }
 }
@@ -217,6 +272,10 @@ export class ServiceBrowserClosedError extends ServiceError {
 /** The page (tab) or frame a call was aimed at was closed or navigated away while the call ran. */
 export class ServiceTargetClosedError extends ServiceError {
   override readonly code = "TARGET_CLOSED";
+
+  constructor(message: string, options?: ServiceErrorOptions) {
+    super(message, { reason: "target-closed", ...options });
+  }
 }
 
 /** A navigation failed (DNS, refused connection, TLS, aborted) or timed out. */

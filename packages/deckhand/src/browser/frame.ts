@@ -88,12 +88,16 @@ export class Frame {
   /** @internal */
   markDetached(): void {
     this.detached = true;
+    this.contextId = undefined;
+    this.installed.clear();
     const waiters = this.contextWaiters;
     this.contextWaiters = [];
-    const error = new ServiceTargetClosedError(
-      `The frame ${this.url || this.id} was detached from the page.`,
-    );
+    const error = this.gone();
     for (const w of waiters) w.reject(error);
+  }
+
+  private gone(): ServiceTargetClosedError {
+    return new ServiceTargetClosedError(`The frame ${this.url || this.id} was detached from the page.`);
   }
 
   /** The main-world execution context, waiting for one while a navigation replaces it. */
@@ -101,8 +105,7 @@ export class Frame {
     if (this.contextId !== undefined) return Promise.resolve(this.contextId);
     // A closed tab or a dead browser will never give the frame a document: say so at once.
     if (this.session.detachedError) return Promise.reject(this.session.detachedError);
-    if (this.detached)
-      return Promise.reject(new ServiceTargetClosedError(`The frame ${this.url || this.id} is gone.`));
+    if (this.detached) return Promise.reject(this.gone());
     return new Promise((resolve, reject) => {
       const finish = () => {
         clearTimeout(timer);
@@ -187,6 +190,32 @@ export class Frame {
     const result = await this.callInjected(script, method, args as unknown[], false);
     if (result.subtype === "null" || !result.objectId) return null;
     return new ElementHandle(result.objectId, this.id);
+  }
+
+  /**
+   * Like invokeForHandle, for methods that return an element, null, or a failure object: the
+   * failure (any object that is not a DOM node) is read by value.
+   */
+  async invokeForElement<T, M extends InjectedMethod<T>, F>(
+    script: InjectedScript<T>,
+    method: M,
+    ...args: T[M] extends (...a: infer P) => Element | null | F ? HandleArgs<P> : never
+  ): Promise<
+    ElementHandle | null | Exclude<ReturnType<Extract<T[M], (...a: never[]) => unknown>>, Element | null>
+  > {
+    const result = await this.callInjected(script, method, args as unknown[], false);
+    if (result.subtype === "null" || !result.objectId) return null;
+    if (result.subtype === "node") return new ElementHandle(result.objectId, this.id);
+    try {
+      const { result: value } = await this.session.send("Runtime.callFunctionOn", {
+        objectId: result.objectId,
+        functionDeclaration: "function() { return this; }",
+        returnByValue: true,
+      });
+      return value.value as never;
+    } finally {
+      void this.release(result.objectId);
+    }
   }
 
   /** Like invoke, for methods that return an array of elements: one handle per element. */
@@ -295,10 +324,17 @@ export class Frame {
 
   /** The <iframe> element in the parent frame that holds this frame. */
   async ownerElement(): Promise<ElementHandle> {
+    if (this.detached) throw this.gone();
     const parent = this.parent;
     if (!parent) throw new ServiceIframeError("The main frame has no owner element.");
-    const { backendNodeId } = await parent.session.send("DOM.getFrameOwner", { frameId: this.id });
-    return parent.resolveBackendNode(backendNodeId);
+    try {
+      const { backendNodeId } = await parent.session.send("DOM.getFrameOwner", { frameId: this.id });
+      return await parent.resolveBackendNode(backendNodeId);
+    } catch (error) {
+      // Removed while we asked: say so, rather than what the protocol says about a missing frame.
+      if (this.detached) throw this.gone();
+      throw error;
+    }
   }
 
   /**

@@ -6,6 +6,7 @@ import { basename, resolve as resolvePath } from "node:path";
 import { Deadline } from "../deadline.ts";
 import {
   ContentFrameNotFoundError,
+  type FailureReason,
   ServiceClickError,
   ServiceElementNotFoundError,
   ServiceError,
@@ -17,7 +18,7 @@ import {
   XPathResolutionError,
 } from "../errors.ts";
 import { domRuntime, type Frame } from "./frame.ts";
-import type { PointResult } from "./injected/dom-runtime.ts";
+import { type InPageFailure, isInPageFailure, type PointResult } from "./injected/dom-runtime.ts";
 import type { ElementHandle } from "./injected-script.ts";
 import type { ClickOptions } from "./input.ts";
 import type { Page } from "./page.ts";
@@ -97,14 +98,18 @@ export class Locator {
     const { frame } = entered;
     const last = this.steps.length - 1;
     const step = this.steps[last]!;
-    let handle: ElementHandle | null;
-    try {
-      handle = await this.query(frame, step, this.index);
-    } catch (error) {
-      return { missing: true, step: last, error: this.stepError(step, error) };
-    }
-    if (!handle) return { missing: true, step: last };
-    return { frame, handle };
+    const found = await this.query(frame, step, this.index).catch((error: unknown) =>
+      this.evalFailure(error),
+    );
+    if (found instanceof ServiceError) return { missing: true, step: last, error: found };
+    if (isInPageFailure(found)) return { missing: true, step: last, error: this.stepError(step, found) };
+    if (!found) return { missing: true, step: last };
+    return { frame, handle: found };
+  }
+
+  /** A query that threw: a Deckhand error as it is, anything else as the page's error. */
+  private evalFailure(error: unknown): ServiceError {
+    return error instanceof ServiceError ? error : new ServiceEvalError(String(error));
   }
 
   /** Follows every step but the last into its frame: the frame the last step is looked up in. */
@@ -112,13 +117,11 @@ export class Locator {
     let frame = this.frame;
     for (let i = 0; i < this.steps.length - 1; i++) {
       const step = this.steps[i]!;
-      let handle: ElementHandle | null;
-      try {
-        handle = await this.query(frame, step, 0);
-      } catch (error) {
-        return { missing: true, step: i, error: this.stepError(step, error) };
-      }
-      if (!handle) return { missing: true, step: i };
+      const found = await this.query(frame, step, 0).catch((error: unknown) => this.evalFailure(error));
+      if (found instanceof ServiceError) return { missing: true, step: i, error: found };
+      if (isInPageFailure(found)) return { missing: true, step: i, error: this.stepError(step, found) };
+      if (!found) return { missing: true, step: i };
+      const handle = found;
       const isFrame = await frame.invoke(domRuntime, "isFrameOwner", handle);
       if (!isFrame) {
         const what = await frame.invoke(domRuntime, "describe", handle);
@@ -149,28 +152,34 @@ export class Locator {
     return { frame };
   }
 
-  private query(frame: Frame, step: SelectorStep, index: number): Promise<ElementHandle | null> {
+  private query(
+    frame: Frame,
+    step: SelectorStep,
+    index: number,
+  ): Promise<ElementHandle | null | InPageFailure> {
     return withClosedRoots(
       frame,
-      () => frame.invokeForHandle(domRuntime, "queryOne", step.kind, step.value, index),
+      () => frame.invokeForElement(domRuntime, "queryOne", step.kind, step.value, index),
       (found) => found !== null,
     );
   }
 
-  private stepError(step: SelectorStep, error: unknown): ServiceError {
-    const message = error instanceof Error ? error.message : String(error);
-    const shadow = /shadow-root-missing:([\w-]+)/.exec(message);
-    if (shadow) {
+  /** The error of a step the page could not run (its reason says why). */
+  private stepError(step: SelectorStep, failure: InPageFailure): ServiceError {
+    if (failure.failed === "shadow-root-missing") {
       return new ServiceShadowRootMissingError(
-        `The selector ${JSON.stringify(this.selector)} enters a shadow root of <${shadow[1]}> (a \`//\` step), but that element has none.`,
+        `The selector ${JSON.stringify(this.selector)} enters a shadow root of <${failure.detail}> (a \`//\` step), but that element has none.`,
       );
     }
     if (step.kind === "xpath")
-      return new XPathResolutionError(step.value, `it is not a valid XPath (${message})`);
-    if (error instanceof ServiceEvalError && /not a valid selector/.test(message)) {
-      return new ServiceInvalidArgumentError(`${JSON.stringify(step.value)} is not a valid CSS selector.`);
-    }
-    return error instanceof ServiceError ? error : new ServiceEvalError(message);
+      return new XPathResolutionError(
+        step.value,
+        `it is not a valid XPath (${failure.detail})`,
+        failure.failed,
+      );
+    return new ServiceInvalidArgumentError(`${JSON.stringify(step.value)} is not a valid CSS selector.`, {
+      reason: failure.failed,
+    });
   }
 
   private notFound(miss: Miss, timeout: number): ServiceError {
@@ -256,7 +265,8 @@ export class Locator {
     let last: PointResult | undefined;
     for (let attempt = 0; ; attempt++) {
       // A retry never starts after the deadline: a click that waited too long must not land late.
-      if (attempt > 0 && Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last));
+      if (attempt > 0 && Date.now() >= a.until)
+        throw new ServiceClickError(this.selector, explain(last), failureOf(last));
       let el: ResolvedElement;
       try {
         el = await this.resolveWithin(a);
@@ -267,6 +277,7 @@ export class Locator {
           throw new ServiceClickError(
             this.selector,
             `${explain({ ok: false, reason: "detached" })}; before that, ${explain(last)}`,
+            "detached",
           );
         }
         throw error;
@@ -286,7 +297,7 @@ export class Locator {
       } finally {
         void el.frame.release(el.handle);
       }
-      if (Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last));
+      if (Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last), failureOf(last));
       await a.deadline.sleep(Math.min(30 * (attempt + 1), 150, Math.max(0, a.until - Date.now())));
     }
   }
@@ -308,7 +319,7 @@ export class Locator {
 
   private async centerOf(el: ResolvedElement): Promise<{ x: number; y: number }> {
     const box = await el.frame.invoke(domRuntime, "boundingBox", el.handle);
-    if (!box) throw new ServiceClickError(this.selector, "the element has no box to click");
+    if (!box) throw new ServiceClickError(this.selector, "the element has no box to click", "not-visible");
     return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
   }
 
@@ -341,12 +352,13 @@ export class Locator {
       throw new ServiceInvalidArgumentError(`fill() needs a string, got ${typeof value}.`);
     await this.withElement("fill", options, async ({ frame, handle }, a) => {
       a.deadline.check();
-      let mode: "type" | "done";
-      try {
-        mode = await frame.invoke(domRuntime, "prepareFill", handle, value);
-      } catch (error) {
+      const mode = await frame.invoke(domRuntime, "prepareFill", handle, value);
+      if (isInPageFailure(mode)) {
         throw new ServiceInvalidArgumentError(
-          `Cannot fill ${JSON.stringify(this.selector)}: ${pageMessage(error)}`,
+          `Cannot fill ${JSON.stringify(this.selector)}: ${mode.detail}`,
+          {
+            reason: mode.failed,
+          },
         );
       }
       if (mode === "done") return;
@@ -381,13 +393,14 @@ export class Locator {
     const wanted = Array.isArray(values) ? values : [values];
     return this.withElement("selectOption", options, async ({ frame, handle }, a) => {
       a.deadline.check();
-      try {
-        return await frame.invoke(domRuntime, "selectOptions", handle, wanted);
-      } catch (error) {
+      const selected = await frame.invoke(domRuntime, "selectOptions", handle, wanted);
+      if (isInPageFailure(selected)) {
         throw new ServiceInvalidArgumentError(
-          `Cannot select in ${JSON.stringify(this.selector)}: ${pageMessage(error)}`,
+          `Cannot select in ${JSON.stringify(this.selector)}: ${selected.detail}`,
+          { reason: selected.failed },
         );
       }
+      return selected;
     });
   }
 
@@ -404,7 +417,11 @@ export class Locator {
     if ((await this.isChecked(options)) === wanted) return;
     await this.click(options);
     if ((await this.isChecked({ ...options, timeout: 500 })) !== wanted) {
-      throw new ServiceClickError(this.selector, `clicking did not ${wanted ? "check" : "uncheck"} it`);
+      throw new ServiceClickError(
+        this.selector,
+        `clicking did not ${wanted ? "check" : "uncheck"} it`,
+        "not-applied",
+      );
     }
   }
 
@@ -431,11 +448,11 @@ export class Locator {
         mimeType: p.mimeType,
         base64: Buffer.from(p.buffer).toString("base64"),
       }));
-      try {
-        await frame.invoke(domRuntime, "setFiles", handle, encoded);
-      } catch (error) {
+      const failure = await frame.invoke(domRuntime, "setFiles", handle, encoded);
+      if (failure) {
         throw new ServiceInvalidArgumentError(
-          `Cannot set files on ${JSON.stringify(this.selector)}: ${pageMessage(error)}`,
+          `Cannot set files on ${JSON.stringify(this.selector)}: ${failure.detail}`,
+          { reason: failure.failed },
         );
       }
     });
@@ -477,6 +494,7 @@ export class Locator {
       if (state.checked === null) {
         throw new ServiceInvalidArgumentError(
           `${JSON.stringify(this.selector)} is not a checkbox, radio or element with aria-checked.`,
+          { reason: "not-checkable" },
         );
       }
       return state.checked;
@@ -493,11 +511,10 @@ export class Locator {
 
   async inputValue(options: TimeoutOption = {}): Promise<string> {
     return this.withElement("inputValue", options, async ({ frame, handle }) => {
-      try {
-        return await frame.invoke(domRuntime, "inputValue", handle);
-      } catch (error) {
-        throw new ServiceInvalidArgumentError(pageMessage(error));
-      }
+      const value = await frame.invoke(domRuntime, "inputValue", handle);
+      if (isInPageFailure(value))
+        throw new ServiceInvalidArgumentError(`inputValue(): ${value.detail}`, { reason: value.failed });
+      return value;
     });
   }
 
@@ -531,15 +548,13 @@ export class Locator {
     if (!entered || "missing" in entered) return 0;
     const { frame } = entered;
     const step = this.steps[this.steps.length - 1]!;
-    try {
-      return await withClosedRoots(
-        frame,
-        () => frame.invoke(domRuntime, "count", step.kind, step.value),
-        (n) => n > 0,
-      );
-    } catch (error) {
-      throw this.stepError(step, error);
-    }
+    const found = await withClosedRoots(
+      frame,
+      () => frame.invoke(domRuntime, "count", step.kind, step.value),
+      (n) => typeof n === "number" && n > 0,
+    );
+    if (isInPageFailure(found)) throw this.stepError(step, found);
+    return found;
   }
 
   /** Waits until the element is attached, detached, visible or hidden. */
@@ -594,19 +609,22 @@ export class Locator {
  */
 async function withClosedRoots<T>(
   frame: Frame,
-  run: () => Promise<T>,
+  run: () => Promise<T | InPageFailure>,
   found: (result: T) => boolean,
-): Promise<T> {
-  let result: T;
-  try {
-    result = await run();
-  } catch (error) {
-    if (!(error instanceof Error && /shadow-root-missing/.test(error.message))) throw error;
-    if ((await frame.discoverClosedShadowRoots()) === 0) throw error;
+): Promise<T | InPageFailure> {
+  const result = await run();
+  if (isInPageFailure(result)) {
+    if (result.failed !== "shadow-root-missing" || (await frame.discoverClosedShadowRoots()) === 0)
+      return result;
     return run();
   }
   if (found(result) || (await frame.discoverClosedShadowRoots()) === 0) return result;
   return run();
+}
+
+/** The reason of a point that could not be clicked (covered when nothing more precise is known). */
+function failureOf(result: PointResult | undefined): FailureReason {
+  return result && !result.ok ? result.reason : "covered";
 }
 
 const UNREACHED = "something the frame cannot see (the pointer there does not reach the frame)";
@@ -625,11 +643,6 @@ function explain(result: PointResult | { ok: false; reason: string; detail?: str
     default:
       return result.detail ?? result.reason;
   }
-}
-
-function pageMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^The page threw: (Error: )?/, "");
 }
 
 const MIME: Record<string, string> = {

@@ -28,7 +28,8 @@ import { textOnlyFamily, VISION_MODEL_SUGGESTIONS } from "./vision.ts";
 /** The model answered, but not with something usable (not JSON, empty, cut off). Carries what it
  * did answer and what that cost, so the caller can retry and still count the tokens. */
 export class LLMUnusableAnswerError extends LLMResponseError {
-  readonly reason: string;
+  /** What was wrong with the answer, in words the model can act on when asked again. */
+  readonly problem: string;
   readonly answerText: string;
   readonly usage: LLMUsage;
 
@@ -40,7 +41,7 @@ export class LLMUnusableAnswerError extends LLMResponseError {
     options?: { cause?: unknown },
   ) {
     super(operation, reason, options);
-    this.reason = reason;
+    this.problem = reason;
     this.answerText = answerText;
     this.usage = usage;
   }

@@ -282,7 +282,7 @@ export class ModelCaller {
         if (!unusable) throw this.transportError(failure, operation, signal);
         problem = {
           kind: "unusable",
-          reason: unusable.reason,
+          reason: unusable.problem,
           answerText: unusable.answerText,
           cause: unusable,
         };

@@ -5,15 +5,13 @@ import type { Locator } from "../browser/locator.ts";
 import type { Page } from "../browser/page.ts";
 import type { Deadline } from "../deadline.ts";
 import {
-  ContentFrameNotFoundError,
+  type FailureReason,
   ServiceClickError,
   ServiceDomProcessError,
   ServiceElementNotFoundError,
+  ServiceError,
   ServiceEvalError,
-  ServiceIframeError,
   ServiceInvalidArgumentError,
-  ServiceShadowRootMissingError,
-  XPathResolutionError,
 } from "../errors.ts";
 import { outlineScript } from "../snapshot/snapshot.ts";
 import type { Variables } from "../types.ts";
@@ -173,8 +171,7 @@ export async function runStep(
       case "selectOption": {
         const wanted = arg(0);
         const selected = await locator.selectOption(wanted, timeout()).catch((error: unknown) => {
-          if (error instanceof ServiceInvalidArgumentError && /not a <select>/.test(error.message))
-            return undefined;
+          if (error instanceof ServiceError && error.reason === "not-a-select") return undefined;
           throw error;
         });
         // Not a native <select>: a custom dropdown opens on click (the next step picks the option).
@@ -253,19 +250,36 @@ async function scrollPage(frame: Frame, objectId: string | null, direction: stri
 }
 
 /**
- * Whether an error means "that element was not there or not usable right now" (worth reading the
- * page again), as opposed to a timeout, a model or configuration problem, or a closed browser.
+ * Reasons that mean "that element was not there, or could not take the method right now": worth
+ * reading the page again (the model may choose better), as opposed to a timeout, a model or
+ * configuration problem, or a closed browser.
  */
+const RECOVERABLE = new Set<FailureReason>([
+  "not-found",
+  "element-changed",
+  "detached",
+  "not-visible",
+  "covered",
+  "disabled",
+  "read-only",
+  "not-editable",
+  "not-a-select",
+  "not-a-file-input",
+  "not-checkable",
+  "no-such-option",
+  "too-many-options",
+  "invalid-value",
+  "not-applied",
+  "shadow-root-missing",
+  "not-a-frame",
+  "frame-not-ready",
+  "stale-snapshot",
+]);
+
+/** Whether an error is worth reading the page again for (see RECOVERABLE). */
 export function isRecoverable(error: unknown): boolean {
-  return (
-    error instanceof ServiceElementNotFoundError ||
-    error instanceof ServiceClickError ||
-    error instanceof XPathResolutionError ||
-    error instanceof ContentFrameNotFoundError ||
-    error instanceof ServiceIframeError ||
-    error instanceof ServiceShadowRootMissingError ||
-    error instanceof ServiceDomProcessError ||
-    error instanceof ServiceEvalError ||
-    (error instanceof ServiceInvalidArgumentError && /Cannot (fill|select|set files)/.test(error.message))
-  );
+  if (!(error instanceof ServiceError)) return false;
+  if (error.reason !== undefined) return RECOVERABLE.has(error.reason);
+  // A page script that threw (the page changed under it) is worth another look too.
+  return error instanceof ServiceEvalError || error instanceof ServiceDomProcessError;
 }

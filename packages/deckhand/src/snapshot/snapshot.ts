@@ -7,6 +7,7 @@
 // in at its iframe's placeholder.
 
 import type { Frame } from "../browser/frame.ts";
+import { type InPageFailure, isInPageFailure } from "../browser/injected/dom-runtime.ts";
 import { installShadowAccess } from "../browser/injected/shadow-access.ts";
 import { defineInjectedScript, type ElementHandle, type InjectedScript } from "../browser/injected-script.ts";
 import type { Page } from "../browser/page.ts";
@@ -160,16 +161,15 @@ export class Snapshot {
             "describe",
             this.generation,
             frameIds.map((id) => id - section.first),
-          ) as Promise<ElementDescription[]>,
+          ),
         ]);
-        descriptions.forEach((d, i) => {
+        if (isInPageFailure(descriptions)) throw this.stale(descriptions);
+        (descriptions as ElementDescription[]).forEach((d, i) => {
           const id = frameIds[i]!;
           found.set(id, { id, frameId: section.frame.id, ...d, xpath: prefix + d.xpath });
         });
       }),
-    ).catch((error: unknown) => {
-      throw staleError(error, this.url);
-    });
+    );
     return ids.map((id) => found.get(id)!);
   }
 
@@ -178,11 +178,8 @@ export class Snapshot {
     const map = new Map<number, string>();
     await Promise.all(
       this.sections.map(async (section) => {
-        const pairs = await section.frame
-          .invoke(outlineScript, "urls", this.generation)
-          .catch((error: unknown) => {
-            throw staleError(error, this.url);
-          });
+        const pairs = await section.frame.invoke(outlineScript, "urls", this.generation);
+        if (isInPageFailure(pairs)) throw this.stale(pairs);
         for (const [local, url] of pairs) map.set(section.first + local, url);
       }),
     );
@@ -194,11 +191,13 @@ export class Snapshot {
     const section = this.section(id);
     if (!section)
       throw new ServiceElementNotFoundError(`[${id}]`, `(no such id in the snapshot of ${this.url})`);
-    const handle = await section.frame
-      .invokeForHandle(outlineScript, "element", this.generation, id - section.first)
-      .catch((error: unknown) => {
-        throw staleError(error, this.url);
-      });
+    const handle = await section.frame.invokeForElement(
+      outlineScript,
+      "element",
+      this.generation,
+      id - section.first,
+    );
+    if (isInPageFailure(handle)) throw this.stale(handle);
     if (!handle)
       throw new ServiceElementNotFoundError(`[${id}]`, "(the element left the page after the snapshot)");
     return { frame: section.frame, handle };
@@ -212,6 +211,14 @@ export class Snapshot {
     } finally {
       void frame.release(handle);
     }
+  }
+
+  /** The error of ids that no longer stand for elements (the page navigated or re-rendered). */
+  private stale(failure: InPageFailure): ServiceDomProcessError {
+    return new ServiceDomProcessError(
+      `The snapshot of ${this.url} no longer matches the page (it navigated or re-rendered). Take a new snapshot.`,
+      { reason: failure.failed },
+    );
   }
 
   /** XPath of the <iframe> chain above a frame ('' for the main frame). */
@@ -254,14 +261,6 @@ export async function absoluteXPath(frame: Frame, handle: ElementHandle): Promis
     frame.invoke(outlineScript, "xpathOf", handle),
   ]);
   return prefix + own;
-}
-
-function staleError(error: unknown, url: string): ServiceError {
-  if (error instanceof ServiceError && !error.message.includes("is gone")) return error;
-  return new ServiceDomProcessError(
-    `The snapshot of ${url} no longer matches the page (it navigated or re-rendered). Take a new snapshot.`,
-    { cause: error },
-  );
 }
 
 /** Resolves ignoreSelectors: plain CSS applies in every frame; XPath and `>>` selectors name elements. */
@@ -338,8 +337,8 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
 
     const children = await Promise.all(
       result.iframeDepths.map(async (_, k) => {
-        const iframe = await frame.invokeForHandle(outlineScript, "iframeAt", generation, k);
-        if (!iframe) return undefined;
+        const iframe = await frame.invokeForElement(outlineScript, "iframeAt", generation, k);
+        if (!iframe || isInPageFailure(iframe)) return undefined;
         try {
           return await page.contentFrame(frame, iframe);
         } finally {
@@ -357,10 +356,7 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
       if (child && !child.detached) {
         childText = await capture(child, null, result.iframeDepths[k]!).catch((error: unknown) => {
           // A frame that navigates away mid-capture is shown empty rather than failing the snapshot.
-          if (
-            child.detached ||
-            (error instanceof ServiceError && /gone|detached|closed/i.test(error.message))
-          )
+          if (child.detached || (error instanceof ServiceError && error.reason === "target-closed"))
             return "";
           throw error;
         });

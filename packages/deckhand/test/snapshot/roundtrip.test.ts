@@ -1,7 +1,7 @@
 // For every id in every snapshot, the element reference's absolute XPath leads back, through
 // iframes and shadow roots, to the very same node.
 
-import { takeSnapshot } from "deckhand";
+import { ServiceDomProcessError, ServiceTargetClosedError, takeSnapshot } from "deckhand";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type BrowserFixture, browserFixture } from "../support/browser.ts";
 import { OUTLINE_PAGES } from "./pages.ts";
@@ -50,4 +50,34 @@ describe("id -> XPath -> the same node", () => {
         .textContent(),
     ).toContain("child clicked");
   });
+});
+
+describe("ids that no longer stand for elements say why", () => {
+  test("after a navigation: ServiceDomProcessError with reason stale-snapshot", async () => {
+    const page = fx.dh.page;
+    await page.goto(fx.site.url("form.html"));
+    const snapshot = await takeSnapshot(page);
+    const [id] = snapshot.ids();
+    await page.goto(fx.site.url("index.html"));
+    const error = await snapshot.element(id!).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceDomProcessError);
+    expect(error).toMatchObject({ reason: "stale-snapshot" });
+  });
+
+  test.each(["frames/same-origin.html", "frames/cross-site.html"])(
+    "in a frame that was removed (%s): ServiceTargetClosedError, not a stale snapshot",
+    async (path) => {
+      const page = fx.dh.page;
+      await page.goto(fx.site.url(path));
+      const snapshot = await takeSnapshot(page);
+      const line = snapshot.text.split("\n").find((l) => l.includes("button: Child button"))!;
+      const id = Number(/\[(\d+)\]/.exec(line)![1]);
+      const frame = snapshot.frameOf(id);
+      await page.evaluate(() => document.querySelector("iframe")!.remove());
+      for (let i = 0; i < 50 && !frame.detached; i++) await new Promise((r) => setTimeout(r, 20));
+      const error = await snapshot.element(id).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServiceTargetClosedError);
+      expect(error).toMatchObject({ reason: "target-closed" });
+    },
+  );
 });

@@ -4,9 +4,20 @@
 // Self-contained: `installDomRuntime` is sent to the page as source text, so it may not use
 // imports or anything outside its own body.
 
+import type { FailureReason } from "../../errors.ts";
 import type { ShadowAccess } from "./shadow-access.ts";
 
 export type SelectorKind = "css" | "xpath" | "text";
+
+/** Why an in-page step could not be done, with a short description of the element for messages. */
+export interface InPageFailure {
+  failed: FailureReason;
+  detail: string;
+}
+
+export function isInPageFailure(value: unknown): value is InPageFailure {
+  return typeof value === "object" && value !== null && typeof (value as InPageFailure).failed === "string";
+}
 
 export interface ClickPoint {
   x: number;
@@ -77,9 +88,13 @@ export function installDomRuntime(shadow: ShadowAccess) {
     return roots;
   }
 
-  function queryCss(selector: string): Element[] {
+  function queryCss(selector: string): Element[] | InPageFailure {
     const out: Element[] = [];
-    for (const root of allRoots(document)) for (const el of root.querySelectorAll(selector)) out.push(el);
+    try {
+      for (const root of allRoots(document)) for (const el of root.querySelectorAll(selector)) out.push(el);
+    } catch (error) {
+      return { failed: "invalid-selector", detail: error instanceof Error ? error.message : String(error) };
+    }
     return out;
   }
 
@@ -87,7 +102,7 @@ export function installDomRuntime(shadow: ShadowAccess) {
   // `//` after the first step enters the shadow root of the element before it.
   const SIMPLE_STEP = /^(?:([a-zA-Z][\w.-]*)|\*\[name\(\)='([^']+)'\])(?:\[(\d+)\])?$/;
 
-  function resolveSimpleXPath(xpath: string): Element | null | undefined {
+  function resolveSimpleXPath(xpath: string): Element | null | undefined | InPageFailure {
     if (!xpath.startsWith("/") || xpath.startsWith("//")) return undefined;
     const parts = xpath.slice(1).split("/");
     let node: Document | ShadowRoot | Element = document;
@@ -103,7 +118,7 @@ export function installDomRuntime(shadow: ShadowAccess) {
       if (enterShadow) {
         if (!(node instanceof Element)) return undefined;
         const shadow = shadowRootOf(node);
-        if (!shadow) throw new Error(`shadow-root-missing:${node.localName}`);
+        if (!shadow) return { failed: "shadow-root-missing", detail: node.localName };
         node = shadow;
         enterShadow = false;
       }
@@ -123,10 +138,15 @@ export function installDomRuntime(shadow: ShadowAccess) {
     return node instanceof Element ? node : null;
   }
 
-  function queryXPath(xpath: string): Element[] {
+  function queryXPath(xpath: string): Element[] | InPageFailure {
     const simple = resolveSimpleXPath(xpath);
-    if (simple !== undefined) return simple ? [simple] : [];
-    const result = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    if (simple !== undefined) return simple === null ? [] : simple instanceof Element ? [simple] : simple;
+    let result: XPathResult;
+    try {
+      result = document.evaluate(xpath, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    } catch (error) {
+      return { failed: "invalid-selector", detail: error instanceof Error ? error.message : String(error) };
+    }
     const out: Element[] = [];
     for (let i = 0; i < result.snapshotLength; i++) {
       const node = result.snapshotItem(i);
@@ -167,7 +187,7 @@ export function installDomRuntime(shadow: ShadowAccess) {
     return [...matches];
   }
 
-  function queryAll(kind: SelectorKind, value: string): Element[] {
+  function queryAll(kind: SelectorKind, value: string): Element[] | InPageFailure {
     if (kind === "css") return queryCss(value);
     if (kind === "xpath") return queryXPath(value);
     return queryText(value);
@@ -274,6 +294,14 @@ export function installDomRuntime(shadow: ShadowAccess) {
 
   const TEXT_INPUT_TYPES = new Set(["", "text", "search", "email", "url", "tel", "password", "number"]);
 
+  /**
+   * The text of a contenteditable element as its user typed it: line breaks where the editor put
+   * blocks or <br>, without the trailing break an editor keeps after the last line.
+   */
+  function editableText(el: HTMLElement): string {
+    return el.innerText.replace(/\n$/, "");
+  }
+
   return {
     describe,
     isVisible,
@@ -295,13 +323,15 @@ export function installDomRuntime(shadow: ShadowAccess) {
       checkedHosts.add(host);
     },
 
-    count(kind: SelectorKind, value: string): number {
-      return queryAll(kind, value).length;
+    count(kind: SelectorKind, value: string): number | InPageFailure {
+      const all = queryAll(kind, value);
+      return Array.isArray(all) ? all.length : all;
     },
 
-    /** The index-th match (negative counts from the end), or null. */
-    queryOne(kind: SelectorKind, value: string, index: number): Element | null {
+    /** The index-th match (negative counts from the end), or null, or why the query cannot run. */
+    queryOne(kind: SelectorKind, value: string, index: number): Element | null | InPageFailure {
       const all = queryAll(kind, value);
+      if (!Array.isArray(all)) return all;
       return all[index < 0 ? all.length + index : index] ?? null;
     },
 
@@ -432,14 +462,19 @@ export function installDomRuntime(shadow: ShadowAccess) {
       };
     },
 
-    inputValue(el: Element): string {
+    /** A field's value: an input's, a textarea's or a select's, or the text of a contenteditable element. */
+    inputValue(el: Element): string | InPageFailure {
       if (
         el instanceof HTMLInputElement ||
         el instanceof HTMLTextAreaElement ||
         el instanceof HTMLSelectElement
       )
         return el.value;
-      throw new Error(`inputValue() needs an <input>, <textarea> or <select>, not ${describe(el)}`);
+      if ((el as HTMLElement).isContentEditable) return editableText(el as HTMLElement);
+      return {
+        failed: "not-editable",
+        detail: `${describe(el)} is not an <input>, <textarea>, <select> or contenteditable element`,
+      };
     },
 
     textContent(el: Element): string | null {
@@ -459,19 +494,25 @@ export function installDomRuntime(shadow: ShadowAccess) {
      * so that the text replaces it. Inputs that take no typed text (date, color, range, ...) get
      * the value set directly with input/change events; the caller then has nothing left to do.
      */
-    prepareFill(el: Element, value: string): "type" | "done" {
+    prepareFill(el: Element, value: string): "type" | "done" | InPageFailure {
       if (el instanceof HTMLInputElement) {
         const type = el.type.toLowerCase();
-        if (el.disabled) throw new Error(`${describe(el)} is disabled`);
-        if (el.readOnly) throw new Error(`${describe(el)} is read-only`);
+        if (el.disabled) return { failed: "disabled", detail: `${describe(el)} is disabled` };
+        if (el.readOnly) return { failed: "read-only", detail: `${describe(el)} is read-only` };
         if (["checkbox", "radio", "file", "button", "submit", "reset", "image", "hidden"].includes(type))
-          throw new Error(`cannot fill an <input type="${type}">; use check, setInputFiles or click`);
+          return {
+            failed: "not-editable",
+            detail: `cannot fill an <input type="${type}">; use check, setInputFiles or click`,
+          };
         if (!TEXT_INPUT_TYPES.has(type)) {
           el.focus();
           const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set;
           setter?.call(el, value);
           if (el.value !== value && value !== "")
-            throw new Error(`"${value}" is not a valid value for <input type="${type}">`);
+            return {
+              failed: "invalid-value",
+              detail: `"${value}" is not a valid value for <input type="${type}">`,
+            };
           el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
           el.dispatchEvent(new Event("change", { bubbles: true }));
           return "done";
@@ -481,7 +522,8 @@ export function installDomRuntime(shadow: ShadowAccess) {
         return "type";
       }
       if (el instanceof HTMLTextAreaElement) {
-        if (el.disabled || el.readOnly) throw new Error(`${describe(el)} cannot be edited`);
+        if (el.disabled) return { failed: "disabled", detail: `${describe(el)} is disabled` };
+        if (el.readOnly) return { failed: "read-only", detail: `${describe(el)} is read-only` };
         el.focus();
         el.select();
         return "type";
@@ -495,15 +537,20 @@ export function installDomRuntime(shadow: ShadowAccess) {
         selection?.addRange(range);
         return "type";
       }
-      throw new Error(`${describe(el)} is not an input, textarea or contenteditable element`);
+      return {
+        failed: "not-editable",
+        detail: `${describe(el)} is not an input, textarea or contenteditable element`,
+      };
     },
 
     /** Selects options of a <select> by value or by visible label; returns the selected values. */
-    selectOptions(el: Element, wanted: string[]): string[] {
-      if (!(el instanceof HTMLSelectElement)) throw new Error(`${describe(el)} is not a <select>`);
-      if (el.disabled) throw new Error(`${describe(el)} is disabled`);
+    selectOptions(el: Element, wanted: string[]): string[] | InPageFailure {
+      if (!(el instanceof HTMLSelectElement))
+        return { failed: "not-a-select", detail: `${describe(el)} is not a <select>` };
+      if (el.disabled) return { failed: "disabled", detail: `${describe(el)} is disabled` };
       const options = [...el.options];
-      const chosen = wanted.map((w) => {
+      const chosen: HTMLOptionElement[] = [];
+      for (const w of wanted) {
         const norm = w.trim().toLowerCase();
         const option =
           options.find((o) => o.value === w) ??
@@ -513,23 +560,30 @@ export function installDomRuntime(shadow: ShadowAccess) {
           );
         if (!option) {
           const available = options.map((o) => JSON.stringify(o.label || o.value)).join(", ");
-          throw new Error(`no option ${JSON.stringify(w)} in ${describe(el)}; it has ${available}`);
+          return {
+            failed: "no-such-option",
+            detail: `no option ${JSON.stringify(w)} in ${describe(el)}; it has ${available}`,
+          };
         }
-        return option;
-      });
+        chosen.push(option);
+      }
       if (!el.multiple && chosen.length > 1)
-        throw new Error(`${describe(el)} takes one option, got ${chosen.length}`);
+        return {
+          failed: "too-many-options",
+          detail: `${describe(el)} takes one option, got ${chosen.length}`,
+        };
       el.focus();
       for (const option of options) option.selected = chosen.includes(option);
       el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
       el.dispatchEvent(new Event("change", { bubbles: true }));
-      return chosen.map((o) => o.value);
+      // What the element holds now: a page that rejects the choice in its change handler shows here.
+      return [...el.selectedOptions].map((o) => o.value);
     },
 
     /** Puts in-memory files on a file input, as a user's file picker would. */
-    setFiles(el: Element, files: { name: string; mimeType: string; base64: string }[]): void {
+    setFiles(el: Element, files: { name: string; mimeType: string; base64: string }[]): null | InPageFailure {
       if (!(el instanceof HTMLInputElement) || el.type !== "file")
-        throw new Error(`${describe(el)} is not a file input`);
+        return { failed: "not-a-file-input", detail: `${describe(el)} is not a file input` };
       const transfer = new DataTransfer();
       for (const f of files) {
         const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
@@ -538,6 +592,7 @@ export function installDomRuntime(shadow: ShadowAccess) {
       el.files = transfer.files;
       el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
       el.dispatchEvent(new Event("change", { bubbles: true }));
+      return null;
     },
   };
 }

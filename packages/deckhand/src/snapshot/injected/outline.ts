@@ -6,6 +6,7 @@
 //
 // Self-contained: `installOutline` is sent to the page as source text.
 
+import type { InPageFailure } from "../../browser/injected/dom-runtime.ts";
 import type { ShadowAccess } from "../../browser/injected/shadow-access.ts";
 
 export interface CaptureOptions {
@@ -1191,6 +1192,7 @@ export function installOutline(shadow: ShadowAccess) {
 
   function describeOne(registry: Registry, generation: number, i: number): ElementDescription {
     const el = registry.elements[i];
+    // Ids come from the snapshot that made this registry: a missing one is a bug, not the page.
     if (!el) throw new Error(`no element ${i} in snapshot ${generation}`);
     const [role, name] = registry.meta[i]!;
     const description: ElementDescription = { xpath: xpathOf(el), role, name, tag: el.localName };
@@ -1199,19 +1201,26 @@ export function installOutline(shadow: ShadowAccess) {
     return description;
   }
 
-  function registryFor(generation: number): Registry {
-    const registry = registries.get(generation);
-    if (!registry)
-      throw new Error(`snapshot ${generation} is gone (the page navigated or a newer snapshot replaced it)`);
-    return registry;
+  function registryFor(generation: number): Registry | InPageFailure {
+    return (
+      registries.get(generation) ?? {
+        failed: "stale-snapshot",
+        detail: `snapshot ${generation} is gone (the page navigated or a newer snapshot replaced it)`,
+      }
+    );
+  }
+
+  function isFailure(value: Registry | InPageFailure): value is InPageFailure {
+    return "failed" in value;
   }
 
   return {
     capture,
     xpathOf,
 
-    describe(generation: number, localIds: number[]): ElementDescription[] {
+    describe(generation: number, localIds: number[]): ElementDescription[] | InPageFailure {
       const registry = registryFor(generation);
+      if (isFailure(registry)) return registry;
       stepCache = localIds.length > 20 ? new Map() : undefined;
       try {
         return localIds.map((i) => describeOne(registry, generation, i));
@@ -1233,22 +1242,28 @@ export function installOutline(shadow: ShadowAccess) {
     },
 
     /** [local id, absolute URL] of every link-like element of a snapshot. */
-    urls(generation: number): [number, string][] {
+    urls(generation: number): [number, string][] | InPageFailure {
       const out: [number, string][] = [];
-      registryFor(generation).elements.forEach((el, i) => {
+      const registry = registryFor(generation);
+      if (isFailure(registry)) return registry;
+      registry.elements.forEach((el, i) => {
         const href = (el as HTMLAnchorElement).href;
         if (typeof href === "string" && href) out.push([i, href]);
       });
       return out;
     },
 
-    element(generation: number, localId: number): Element | null {
-      const el = registryFor(generation).elements[localId];
+    element(generation: number, localId: number): Element | null | InPageFailure {
+      const registry = registryFor(generation);
+      if (isFailure(registry)) return registry;
+      const el = registry.elements[localId];
       return el?.isConnected ? el : null;
     },
 
-    iframeAt(generation: number, index: number): Element | null {
-      return registryFor(generation).iframes[index] ?? null;
+    iframeAt(generation: number, index: number): Element | null | InPageFailure {
+      const registry = registryFor(generation);
+      if (isFailure(registry)) return registry;
+      return registry.iframes[index] ?? null;
     },
 
     /**
