@@ -5,10 +5,8 @@
 import type { Protocol } from "devtools-protocol";
 import { ServiceEvalError, ServiceIframeError, ServiceTargetClosedError } from "../errors.ts";
 import type { CdpSession } from "./cdp/connection.ts";
-import { type DomRuntime, installDomRuntime } from "./injected/dom-runtime.ts";
-import { installShadowAccess } from "./injected/shadow-access.ts";
+import { domRuntime } from "./in-page.ts";
 import {
-  defineInjectedScript,
   ElementHandle,
   type HandleArgs,
   type InjectedMethod,
@@ -16,12 +14,6 @@ import {
 } from "./injected-script.ts";
 import type { Locator } from "./locator.ts";
 import type { Page } from "./page.ts";
-
-export const domRuntime: InjectedScript<DomRuntime> = defineInjectedScript(
-  "dom",
-  installDomRuntime,
-  installShadowAccess,
-);
 
 const CONTEXT_LOST =
   /Cannot find context with specified id|Execution context was destroyed|Inspected target navigated or closed/;

@@ -17,7 +17,8 @@ import {
   ServiceTimeoutError,
   XPathResolutionError,
 } from "../errors.ts";
-import { domRuntime, type Frame } from "./frame.ts";
+import type { Frame } from "./frame.ts";
+import { domRuntime } from "./in-page.ts";
 import { type InPageFailure, isInPageFailure, type PointResult } from "./injected/dom-runtime.ts";
 import type { ElementHandle } from "./injected-script.ts";
 import type { ClickOptions } from "./input.ts";
@@ -462,6 +463,17 @@ export class Locator {
     await this.withElement("scrollIntoView", options, ({ frame, handle }, a) => {
       a.deadline.check();
       return frame.invoke(domRuntime, "scrollIntoView", handle);
+    });
+  }
+
+  /**
+   * Scrolls the element's content by about a page (`"down"` or `"up"`). Resolves to whether it
+   * moved (false at the end, or for an element that does not scroll).
+   */
+  async scrollByPage(direction: "down" | "up" = "down", options: TimeoutOption = {}): Promise<boolean> {
+    return this.withElement("scrollByPage", options, ({ frame, handle }, a) => {
+      a.deadline.check();
+      return frame.invoke(domRuntime, "scrollByPage", handle, direction === "up" ? -1 : 1);
     });
   }
 

@@ -15,7 +15,8 @@ import {
 } from "../errors.ts";
 import type { CdpSession } from "./cdp/connection.ts";
 import type { Context } from "./context.ts";
-import { domRuntime, Frame } from "./frame.ts";
+import { Frame } from "./frame.ts";
+import { domRuntime } from "./in-page.ts";
 import { installPageHooks } from "./injected/page-hooks.ts";
 import type { ElementHandle } from "./injected-script.ts";
 import { type ClickOptions, Keyboard, Mouse } from "./input.ts";
@@ -695,6 +696,12 @@ export class Page {
   async keyPress(key: string, options: { delay?: number } = {}): Promise<void> {
     this.assertOpen();
     await this.keyboard.press(key, options);
+  }
+
+  /** Scrolls the page by about a screen (`"down"` or `"up"`); resolves to whether it moved. */
+  async scrollByPage(direction: "down" | "up" = "down"): Promise<boolean> {
+    this.assertOpen();
+    return this.mainFrame().invoke(domRuntime, "scrollByPage", null, direction === "up" ? -1 : 1);
   }
 
   /** Drags with the mouse from one viewport point to another, in small steps. */

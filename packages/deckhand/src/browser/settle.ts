@@ -8,7 +8,7 @@
 // waited for at all. The caller's bound (domSettleTimeout) caps everything.
 
 import { Deadline } from "../deadline.ts";
-import { domRuntime } from "./frame.ts";
+import { domRuntime } from "./in-page.ts";
 import type { Page } from "./page.ts";
 
 /** Calm after a one-off change (about two animation frames). */

@@ -6,9 +6,11 @@
 // page is read again and the same intent resolved once more.
 
 import { z } from "zod";
+import { absoluteXPath } from "../browser/xpath.ts";
 import type { ActionCache, CachedStep } from "../cache/action-cache.ts";
 import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
-import { absoluteXPath, outlineScript, type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
+import { describeElement, type ElementFacts } from "../snapshot/describe.ts";
+import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, ActResult, Variables } from "../types.ts";
 import type { OperationContext } from "./context.ts";
 import { isRecoverable, normalizeMethod, runStep, type StepTarget } from "./execute.ts";
@@ -231,19 +233,13 @@ async function dropTargetXPath(snapshot: Snapshot, sourceId: number, target: str
 }
 
 /** Role, name and absolute XPath of what a selector leads to now, or undefined when it leads nowhere. */
-async function whatIsAt(
-  ctx: OperationContext,
-  selector: string,
-): Promise<{ role: string; name: string; node: number; xpath: string } | undefined> {
+async function whatIsAt(ctx: OperationContext, selector: string): Promise<ElementFacts | undefined> {
   try {
-    const { frame, handle } = await ctx.page.deepLocator(selector).resolve({ timeout: 500 });
+    const { frame, handle } = await ctx.page
+      .deepLocator(selector)
+      .resolve({ timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal });
     try {
-      const [described, node, xpath] = await Promise.all([
-        frame.invoke(outlineScript, "describeNode", handle),
-        frame.backendNodeId(handle),
-        absoluteXPath(frame, handle),
-      ]);
-      return { ...described, node, xpath };
+      return await describeElement(frame, handle);
     } finally {
       void frame.release(handle);
     }

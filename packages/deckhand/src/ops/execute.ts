@@ -1,6 +1,5 @@
 // Carrying out one action on one element with real input events, and checking that it landed.
 
-import type { Frame } from "../browser/frame.ts";
 import type { Locator } from "../browser/locator.ts";
 import type { Page } from "../browser/page.ts";
 import type { Deadline } from "../deadline.ts";
@@ -13,7 +12,7 @@ import {
   ServiceEvalError,
   ServiceInvalidArgumentError,
 } from "../errors.ts";
-import { outlineScript } from "../snapshot/snapshot.ts";
+import { noteTyped as noteTypedText } from "../snapshot/describe.ts";
 import type { Variables } from "../types.ts";
 import type { ActMethod } from "./prompts.ts";
 import { substitute, usesVariable } from "./variables.ts";
@@ -126,7 +125,7 @@ export async function runStep(
       return;
     }
     if (method === "scrollByPage") {
-      await scrollPage(page.mainFrame(), null, arg(0));
+      await page.scrollByPage(direction(arg(0)));
       return;
     }
     throw new ServiceElementNotFoundError("(none)", `(the ${method} action needs an element)`);
@@ -187,15 +186,9 @@ export async function runStep(
       case "scrollIntoView":
         await locator.scrollIntoView(timeout());
         return;
-      case "scrollByPage": {
-        const { frame, handle } = await locator.resolve(timeout());
-        try {
-          await scrollPage(frame, handle.objectId, arg(0));
-        } finally {
-          void frame.release(handle);
-        }
+      case "scrollByPage":
+        await locator.scrollByPage(direction(arg(0)), timeout());
         return;
-      }
       case "dragAndDrop": {
         if (!args[0]) throw new ServiceInvalidArgumentError("dragAndDrop needs the element to drop onto.");
         await locator.dragTo(page.deepLocator(args[0]), timeout());
@@ -220,7 +213,7 @@ async function noteTyped(
   try {
     const { frame, handle } = await locator.resolve({ timeout: 500 });
     try {
-      await frame.invoke(outlineScript, "noteTyped", handle, before, typed, value, secret);
+      await noteTypedText(frame, handle, { before, typed, value, secret });
     } finally {
       void frame.release(handle);
     }
@@ -230,23 +223,9 @@ async function noteTyped(
   }
 }
 
-/** Scrolls an element (or the frame's document) by about a page, "down" or "up". */
-async function scrollPage(frame: Frame, objectId: string | null, direction: string): Promise<void> {
-  const sign = /up|prev|back/i.test(direction) ? -1 : 1;
-  const fn = `function(sign) {
-    const target = this && this.nodeType === 1 ? this : document.scrollingElement;
-    const height = target === document.scrollingElement ? innerHeight : target.clientHeight;
-    target.scrollBy({ top: sign * height * 0.9, behavior: "instant" });
-  }`;
-  if (objectId) {
-    await frame.session.send("Runtime.callFunctionOn", {
-      objectId,
-      functionDeclaration: fn,
-      arguments: [{ value: sign }],
-    });
-  } else {
-    await frame.evaluate(`(${fn}).call(null, ${sign})`);
-  }
+/** "down" or "up" from what a model or caller wrote ("up", "previous", "back" mean up). */
+function direction(text: string): "down" | "up" {
+  return /up|prev|back/i.test(text) ? "up" : "down";
 }
 
 /**

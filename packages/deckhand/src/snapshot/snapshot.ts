@@ -8,29 +8,22 @@
 
 import type { Frame } from "../browser/frame.ts";
 import { type InPageFailure, isInPageFailure } from "../browser/injected/dom-runtime.ts";
-import { installShadowAccess } from "../browser/injected/shadow-access.ts";
-import { defineInjectedScript, type ElementHandle, type InjectedScript } from "../browser/injected-script.ts";
+import type { ElementHandle } from "../browser/injected-script.ts";
 import type { Page } from "../browser/page.ts";
 import { parseDeepSelector } from "../browser/selectors.ts";
 import { waitForSettled } from "../browser/settle.ts";
+import { frameXPathPrefix } from "../browser/xpath.ts";
 import { Deadline } from "../deadline.ts";
 import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
 import { fitToBudget } from "./budget.ts";
+import { outlineScript } from "./in-page.ts";
 import {
   type CaptureResult,
   type ElementDescription,
   FRAME_MARKER_END,
   FRAME_MARKER_START,
-  installOutline,
-  type Outline,
 } from "./injected/outline.ts";
 import { estimateTokens } from "./tokens.ts";
-
-export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
-  "outline",
-  installOutline,
-  installShadowAccess,
-);
 
 /** Default budget: leaves room in a 32k-token window for instructions and the answer. */
 export const DEFAULT_TOKEN_BUDGET = 24_000;
@@ -230,37 +223,6 @@ export class Snapshot {
     }
     return pending;
   }
-}
-
-/** XPath of the <iframe> chain above a frame ('' for the main frame). */
-async function frameXPathPrefix(
-  frame: Frame,
-  prefixOf: (frame: Frame) => Promise<string> = (parent) => frameXPathPrefix(parent),
-): Promise<string> {
-  const parent = frame.parent;
-  if (!parent) return "";
-  const owner = await frame.ownerElement();
-  try {
-    const [above, own] = await Promise.all([
-      prefixOf(parent),
-      parent.invoke(outlineScript, "xpathOf", owner),
-    ]);
-    return above + own;
-  } finally {
-    void parent.release(owner);
-  }
-}
-
-/**
- * The absolute XPath of an element (from the top document, through iframes and shadow roots), in
- * the form snapshot ids map to, so that whatever selector found an element it is reported one way.
- */
-export async function absoluteXPath(frame: Frame, handle: ElementHandle): Promise<string> {
-  const [prefix, own] = await Promise.all([
-    frameXPathPrefix(frame),
-    frame.invoke(outlineScript, "xpathOf", handle),
-  ]);
-  return prefix + own;
 }
 
 /** Resolves ignoreSelectors: plain CSS applies in every frame; XPath and `>>` selectors name elements. */

@@ -6,6 +6,7 @@
 
 import type { FailureReason } from "../../errors.ts";
 import type { ShadowAccess } from "./shadow-access.ts";
+import type { XPathAccess } from "./xpath.ts";
 
 export type SelectorKind = "css" | "xpath" | "text";
 
@@ -38,7 +39,7 @@ export interface ElementState {
   type: string | null;
 }
 
-export function installDomRuntime(shadow: ShadowAccess) {
+export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
   const { shadowRootOf, mayHideClosedRoot, closedRoots, checkedHosts } = shadow;
   // Mouse moves that reached this document: tells Deckhand whether the browser routes the pointer
   // at a point to this frame yet (see Locator's pointerReaches).
@@ -98,48 +99,8 @@ export function installDomRuntime(shadow: ShadowAccess) {
     return out;
   }
 
-  // Absolute paths of the form Deckhand generates: `/html[1]/body[1]/x-card[1]//div[2]`, where
-  // `//` after the first step enters the shadow root of the element before it.
-  const SIMPLE_STEP = /^(?:([a-zA-Z][\w.-]*)|\*\[name\(\)='([^']+)'\])(?:\[(\d+)\])?$/;
-
-  function resolveSimpleXPath(xpath: string): Element | null | undefined | InPageFailure {
-    if (!xpath.startsWith("/") || xpath.startsWith("//")) return undefined;
-    const parts = xpath.slice(1).split("/");
-    let node: Document | ShadowRoot | Element = document;
-    let enterShadow = false;
-    for (const part of parts) {
-      if (part === "") {
-        if (enterShadow) return undefined;
-        enterShadow = true;
-        continue;
-      }
-      const match = SIMPLE_STEP.exec(part);
-      if (!match) return undefined;
-      if (enterShadow) {
-        if (!(node instanceof Element)) return undefined;
-        const shadow = shadowRootOf(node);
-        if (!shadow) return { failed: "shadow-root-missing", detail: node.localName };
-        node = shadow;
-        enterShadow = false;
-      }
-      const name = (match[1] ?? match[2] ?? "").toLowerCase();
-      const index = match[3] ? Number(match[3]) : 1;
-      let seen = 0;
-      let found: Element | null = null;
-      for (let c: Element | null = node.firstElementChild; c; c = c.nextElementSibling) {
-        if (c.localName.toLowerCase() === name && ++seen === index) {
-          found = c;
-          break;
-        }
-      }
-      if (!found) return null;
-      node = found;
-    }
-    return node instanceof Element ? node : null;
-  }
-
   function queryXPath(xpath: string): Element[] | InPageFailure {
-    const simple = resolveSimpleXPath(xpath);
+    const simple = xpaths.resolve(xpath);
     if (simple !== undefined) return simple === null ? [] : simple instanceof Element ? [simple] : simple;
     let result: XPathResult;
     try {
@@ -305,6 +266,8 @@ export function installDomRuntime(shadow: ShadowAccess) {
   return {
     describe,
     isVisible,
+    /** The element's absolute XPath in this document (see xpath.ts). */
+    xpathOf: xpaths.xpathOf,
 
     /** Registers a closed shadow root found through the protocol, so queries can enter it. */
     registerClosedRoot(host: Element, root: ShadowRoot): void {
@@ -422,6 +385,18 @@ export function installDomRuntime(shadow: ShadowAccess) {
         setTimeout(resolve, 100);
         requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
       });
+    },
+
+    /**
+     * Scrolls an element (null: the document) by about a page, down (sign 1) or up (-1). Returns
+     * whether it moved: an element at its end, or one that does not scroll, stays where it is.
+     */
+    scrollByPage(el: Element | null, sign: number): boolean {
+      const target = el ?? document.scrollingElement ?? document.documentElement;
+      const height = el ? target.clientHeight : innerHeight;
+      const before = target.scrollTop;
+      target.scrollBy({ top: sign * height * 0.9, behavior: "instant" });
+      return target.scrollTop !== before;
     },
 
     scrollIntoView(el: Element): void {

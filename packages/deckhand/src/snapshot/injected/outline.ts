@@ -1,13 +1,19 @@
 // The in-page half of a snapshot: one walk over a frame's composed tree (light DOM, open and
 // closed shadow roots, slots) that writes the outline text directly and remembers which element
-// each id stands for. Roles and names follow Chrome's accessibility tree; states come from the
-// live DOM (current values, checked, expanded, ...). Iframes become placeholder lines that the
-// Node side replaces with the child frame's own outline.
+// each id stands for, then answers for those ids. What a line says comes from the modules it is
+// given: roles (roles.ts), names (names.ts), states and values (states.ts, values.ts). Iframes
+// become placeholder lines that the Node side replaces with the child frame's own outline.
 //
 // Self-contained: `installOutline` is sent to the page as source text.
 
 import type { InPageFailure } from "../../browser/injected/dom-runtime.ts";
 import type { ShadowAccess } from "../../browser/injected/shadow-access.ts";
+import type { XPathAccess } from "../../browser/injected/xpath.ts";
+import type { Names } from "./names.ts";
+import type { Roles } from "./roles.ts";
+import type { States } from "./states.ts";
+import type { TextHelpers } from "./text.ts";
+import type { Values } from "./values.ts";
 
 export interface CaptureOptions {
   generation: number;
@@ -41,9 +47,20 @@ export interface ElementDescription {
 export const FRAME_MARKER_START = "\u0001";
 export const FRAME_MARKER_END = "\u0002";
 
-export function installOutline(shadow: ShadowAccess) {
+export function installOutline(
+  shadow: ShadowAccess,
+  xpaths: XPathAccess,
+  roles: Roles,
+  names: Names,
+  stateParts: States,
+  values: Values,
+  text: TextHelpers,
+) {
   const { shadowRootOf, mayHideClosedRoot } = shadow;
-  const masks = new WeakMap<Element, { token: string; value: string }>();
+  const { SKIP, INLINE, NAME_FROM_CONTENT, ACTIONABLE, LANDMARK, roleOf, outlineRole } = roles;
+  const { nameOf, slotted } = names;
+  const { states } = stateParts;
+  const { collapse, clip } = text;
 
   interface Registry {
     elements: Element[];
@@ -51,606 +68,6 @@ export function installOutline(shadow: ShadowAccess) {
     iframes: Element[];
   }
   const registries = new Map<number, Registry>();
-
-  const SKIP = new Set([
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "head",
-    "meta",
-    "link",
-    "title",
-    "base",
-    "datalist",
-    "param",
-    "source",
-    "track",
-  ]);
-  const INLINE = new Set([
-    "a",
-    "abbr",
-    "b",
-    "bdi",
-    "bdo",
-    "cite",
-    "code",
-    "data",
-    "dfn",
-    "em",
-    "font",
-    "i",
-    "img",
-    "input",
-    "kbd",
-    "label",
-    "mark",
-    "q",
-    "s",
-    "samp",
-    "select",
-    "small",
-    "span",
-    "strong",
-    "sub",
-    "sup",
-    "time",
-    "tt",
-    "u",
-    "var",
-    "button",
-    "textarea",
-    "svg",
-    "del",
-    "ins",
-    "output",
-    "meter",
-    "progress",
-    "big",
-    "nobr",
-    "wbr",
-    "picture",
-  ]);
-  // Roles whose accessible name comes from their content (ARIA 1.2), so their text is not repeated below them.
-  const NAME_FROM_CONTENT = new Set([
-    "button",
-    "cell",
-    "checkbox",
-    "columnheader",
-    "gridcell",
-    "heading",
-    "link",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "option",
-    "radio",
-    "row",
-    "rowheader",
-    "switch",
-    "tab",
-    "tooltip",
-    "treeitem",
-    "DisclosureTriangle",
-    "term",
-    "caption",
-    "Legend",
-    "Figcaption",
-  ]);
-  const ACTIONABLE = new Set([
-    "button",
-    "link",
-    "checkbox",
-    "radio",
-    "switch",
-    "tab",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "option",
-    "combobox",
-    "listbox",
-    "textbox",
-    "searchbox",
-    "slider",
-    "spinbutton",
-    "treeitem",
-    "scrollbar",
-    "Date",
-    "InputTime",
-    "DateTime",
-    "ColorWell",
-    "DisclosureTriangle",
-    "gridcell",
-  ]);
-  const LANDMARK = new Set([
-    "navigation",
-    "main",
-    "banner",
-    "contentinfo",
-    "complementary",
-    "form",
-    "search",
-    "region",
-    "dialog",
-    "alertdialog",
-    "alert",
-    "article",
-    "figure",
-    "menu",
-    "menubar",
-    "tablist",
-    "tabpanel",
-    "tree",
-    "grid",
-    "toolbar",
-    "radiogroup",
-    "group",
-    "note",
-    "status",
-    "log",
-    "timer",
-    "tooltip",
-    "sectionheader",
-    "sectionfooter",
-    "application",
-    "document",
-    "feed",
-    "math",
-    "blockquote",
-  ]);
-  const ARIA_ROLES = new Set([
-    ...ACTIONABLE,
-    ...LANDMARK,
-    "heading",
-    "img",
-    "image",
-    "list",
-    "listitem",
-    "table",
-    "row",
-    "rowgroup",
-    "cell",
-    "columnheader",
-    "rowheader",
-    "paragraph",
-    "presentation",
-    "none",
-    "separator",
-    "progressbar",
-    "meter",
-    "generic",
-    "term",
-    "definition",
-    "marquee",
-    "code",
-    "emphasis",
-    "strong",
-    "insertion",
-    "deletion",
-    "subscript",
-    "superscript",
-    "time",
-    "caption",
-    "directory",
-    "treegrid",
-    "option",
-  ]);
-
-  function collapse(text: string): string {
-    return text.replace(/\s+/g, " ");
-  }
-
-  function clip(text: string, max: number): string {
-    const t = text.trim();
-    return t.length > max ? `${t.slice(0, max - 1)}…` : t;
-  }
-
-  function quote(text: string): string {
-    return JSON.stringify(clip(text, 120));
-  }
-
-  // ---------- roles ----------
-
-  function landmarkScoped(el: Element): boolean {
-    return (
-      el.closest(
-        "article, aside, main, nav, section, [role=article], [role=complementary], [role=main], [role=navigation], [role=region]",
-      ) !== null
-    );
-  }
-
-  function implicitRole(el: Element, tag: string): string {
-    switch (tag) {
-      case "a":
-      case "area":
-        return el.hasAttribute("href") ? "link" : "generic";
-      case "button":
-        return "button";
-      case "input": {
-        const type = (el as HTMLInputElement).type;
-        switch (type) {
-          case "button":
-          case "submit":
-          case "reset":
-          case "image":
-          case "file":
-            return "button";
-          case "checkbox":
-            return "checkbox";
-          case "radio":
-            return "radio";
-          case "range":
-            return "slider";
-          case "number":
-            return "spinbutton";
-          case "search":
-            return el.hasAttribute("list") ? "combobox" : "searchbox";
-          case "date":
-            return "Date";
-          case "time":
-            return "InputTime";
-          case "datetime-local":
-          case "month":
-          case "week":
-            return "DateTime";
-          case "color":
-            return "ColorWell";
-          case "hidden":
-            return "none";
-          default:
-            return el.hasAttribute("list") ? "combobox" : "textbox";
-        }
-      }
-      case "textarea":
-        return "textbox";
-      case "select": {
-        const select = el as HTMLSelectElement;
-        return select.multiple || select.size > 1 ? "listbox" : "combobox";
-      }
-      case "option":
-        return "option";
-      case "img":
-        return el.getAttribute("alt") === "" ? "presentation" : "image";
-      case "svg":
-        return "image";
-      case "h1":
-      case "h2":
-      case "h3":
-      case "h4":
-      case "h5":
-      case "h6":
-        return "heading";
-      case "p":
-        return "paragraph";
-      case "ul":
-      case "ol":
-      case "menu":
-        return "list";
-      case "li":
-        return "listitem";
-      case "dl":
-        return "DescriptionList";
-      case "dt":
-        return "term";
-      case "dd":
-        return "definition";
-      case "table":
-        return "table";
-      case "tr":
-        return "row";
-      case "td":
-        return "cell";
-      case "th": {
-        // A header cell in a row that also has data cells heads that row; otherwise its column.
-        if (el.getAttribute("scope") === "row") return "rowheader";
-        if (el.getAttribute("scope") === "col") return "columnheader";
-        const row = el.parentElement;
-        const hasData = row ? [...row.children].some((c) => c.localName === "td") : false;
-        return hasData && !el.closest("thead") ? "rowheader" : "columnheader";
-      }
-      case "thead":
-      case "tbody":
-      case "tfoot":
-        return "rowgroup";
-      case "caption":
-        return "caption";
-      case "nav":
-        return "navigation";
-      case "main":
-        return "main";
-      case "header":
-        return landmarkScoped(el) ? "sectionheader" : "banner";
-      case "footer":
-        return landmarkScoped(el) ? "sectionfooter" : "contentinfo";
-      case "aside":
-        return "complementary";
-      case "article":
-        return "article";
-      case "section":
-        return hasAriaName(el) ? "region" : "generic";
-      case "form":
-        return "form";
-      case "search":
-        return "search";
-      case "dialog":
-        return "dialog";
-      case "fieldset":
-      case "details":
-      case "optgroup":
-        return "group";
-      case "summary":
-        return "DisclosureTriangle";
-      case "figure":
-        return "figure";
-      case "figcaption":
-        return "Figcaption";
-      case "legend":
-        return "Legend";
-      case "hr":
-        return "separator";
-      case "progress":
-        return "progressbar";
-      case "meter":
-        return "meter";
-      case "output":
-        return "status";
-      case "blockquote":
-        return "blockquote";
-      case "iframe":
-      case "frame":
-        return "Iframe";
-      default:
-        return "generic";
-    }
-  }
-
-  function hasAriaName(el: Element): boolean {
-    return Boolean(
-      el.getAttribute("aria-label")?.trim() ||
-        el.getAttribute("aria-labelledby")?.trim() ||
-        el.getAttribute("title")?.trim(),
-    );
-  }
-
-  function roleOf(el: Element, tag: string): string {
-    const explicit = el.getAttribute("role");
-    if (explicit) {
-      for (const candidate of explicit.trim().split(/\s+/)) {
-        if (candidate === "img") return "image";
-        // Chrome only honours an option inside something that holds options.
-        if (
-          candidate === "option" &&
-          !el.parentElement?.closest("[role=listbox], [role=combobox], [role=group], select, datalist")
-        ) {
-          return "generic";
-        }
-        if (ARIA_ROLES.has(candidate)) return candidate;
-      }
-    }
-    return implicitRole(el, tag);
-  }
-
-  // ---------- names ----------
-
-  function visibleForName(el: Element): boolean {
-    if (el.getAttribute("aria-hidden") === "true") return false;
-    if (typeof el.checkVisibility !== "function" || el.checkVisibility({ visibilityProperty: true }))
-      return true;
-    return el.localName === "slot" || getComputedStyle(el).display === "contents";
-  }
-
-  function controlValue(el: Element, role: string): string | null {
-    if (el instanceof HTMLInputElement) {
-      if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "hidden"].includes(el.type))
-        return null;
-      return el.value;
-    }
-    if (el instanceof HTMLTextAreaElement) return el.value;
-    if (el instanceof HTMLSelectElement) return el.selectedOptions[0]?.label ?? "";
-    if (role === "textbox" || role === "searchbox") return el.textContent ?? "";
-    return null;
-  }
-
-  /**
-   * The value as the outline shows it: a field that holds text typed from `%name%` variables shows
-   * the text as written (with its tokens) for as long as it still holds what was typed.
-   */
-  function shownValue(el: Element, role: string): { text: string; masked: boolean } | null {
-    const value = controlValue(el, role);
-    if (value === null) return null;
-    const mask = masks.get(el);
-    return mask && mask.value === value ? { text: mask.token, masked: true } : { text: value, masked: false };
-  }
-
-  /** Text of a subtree as a name computed from content: hidden parts skipped, controls give their value. */
-  /** `hiddenToo`: content reached through aria-labelledby counts even when hidden (accname 2B). */
-  function textFrom(node: Node, exclude: Element | null, depth: number, hiddenToo = false): string {
-    if (depth > 40) return "";
-    if (node.nodeType === Node.TEXT_NODE) return (node as Text).data;
-    if (node.nodeType !== Node.ELEMENT_NODE) return "";
-    const el = node as Element;
-    const tag = el.localName;
-    if (SKIP.has(tag) || (!hiddenToo && !visibleForName(el))) return "";
-    if (el === exclude) return "";
-    const label = el.getAttribute("aria-label")?.trim();
-    if (label && depth > 0) return ` ${label} `;
-    const role = roleOf(el, tag);
-    if (
-      depth > 0 &&
-      (role === "textbox" ||
-        role === "combobox" ||
-        role === "listbox" ||
-        role === "searchbox" ||
-        role === "slider" ||
-        role === "spinbutton")
-    ) {
-      return ` ${shownValue(el, role)?.text ?? ""} `;
-    }
-    if (tag === "img" || tag === "area")
-      return ` ${el.getAttribute("alt") ?? el.getAttribute("title") ?? ""} `;
-    if (tag === "svg") return ` ${svgTitle(el)} `;
-    if (el instanceof HTMLInputElement && ["button", "submit", "reset"].includes(el.type))
-      return ` ${el.value} `;
-    let text = "";
-    const shadow = shadowRootOf(el);
-    const kids = shadow ? shadow.childNodes : tag === "slot" ? slotted(el as HTMLSlotElement) : el.childNodes;
-    for (const child of kids) text += textFrom(child, exclude, depth + 1, hiddenToo);
-    if (!INLINE.has(tag) && depth > 0) text = ` ${text} `;
-    return text;
-  }
-
-  function slotted(slot: HTMLSlotElement): Iterable<Node> {
-    const assigned = slot.assignedNodes({ flatten: true });
-    return assigned.length ? assigned : slot.childNodes;
-  }
-
-  function svgTitle(el: Element): string {
-    const label = el.getAttribute("aria-label");
-    if (label) return label;
-    for (const child of el.children) if (child.localName === "title") return child.textContent ?? "";
-    return "";
-  }
-
-  function byIds(el: Element, ids: string): string {
-    const root = el.getRootNode() as Document | ShadowRoot;
-    return ids
-      .split(/\s+/)
-      .map((id) => {
-        const ref = root.getElementById?.(id) ?? document.getElementById(id);
-        if (!ref) return "";
-        return ref.getAttribute("aria-label")?.trim() || textFrom(ref, null, 0, true);
-      })
-      .join(" ");
-  }
-
-  // `el.labels` searches the whole document on each call (seconds for a fresh 20,000-element
-  // page); during a capture the document's labels are indexed once instead.
-  let labelIndex: Map<Element, HTMLLabelElement[]> | undefined;
-  let indexing = false;
-
-  function labelsOf(el: Element): (Iterable<HTMLLabelElement> & { length: number }) | null {
-    if (!("labels" in el)) return null;
-    if (!indexing || el.getRootNode() !== document) return (el as HTMLInputElement).labels;
-    if (!labelIndex) {
-      labelIndex = new Map();
-      for (const label of document.querySelectorAll("label")) {
-        const control = label.control;
-        if (!control) continue;
-        const list = labelIndex.get(control);
-        if (list) list.push(label);
-        else labelIndex.set(control, [label]);
-      }
-    }
-    return labelIndex.get(el) ?? [];
-  }
-
-  function nameOf(el: Element, tag: string, role: string): string {
-    const labelledBy = el.getAttribute("aria-labelledby");
-    if (labelledBy) {
-      const text = collapse(byIds(el, labelledBy)).trim();
-      if (text) return text;
-    }
-    const ariaLabel = el.getAttribute("aria-label");
-    if (ariaLabel?.trim()) return collapse(ariaLabel).trim();
-    if (el instanceof HTMLInputElement) {
-      const type = el.type;
-      if (type === "submit" || type === "reset" || type === "button") {
-        return el.value || (type === "submit" ? "Submit" : type === "reset" ? "Reset" : "");
-      }
-      if (type === "image") return el.alt || el.value || "Submit";
-    }
-    const labels = labelsOf(el);
-    if (labels && labels.length > 0) {
-      const text = collapse([...labels].map((l) => textFrom(l, el, 0)).join(" ")).trim();
-      if (text) return text;
-    }
-    if (tag === "img" || tag === "area") {
-      const alt = el.getAttribute("alt");
-      if (alt?.trim()) return collapse(alt).trim();
-    }
-    if (tag === "svg") {
-      const title = svgTitle(el);
-      if (title.trim()) return collapse(title).trim();
-    }
-    if (tag === "fieldset") {
-      const legend = el.querySelector(":scope > legend");
-      if (legend) return collapse(textFrom(legend, null, 0)).trim();
-    }
-    if (tag === "table") {
-      const caption = (el as HTMLTableElement).caption;
-      if (caption) return collapse(textFrom(caption, null, 0)).trim();
-    }
-    if (tag === "figure") {
-      const caption = el.querySelector(":scope > figcaption");
-      if (caption) return collapse(textFrom(caption, null, 0)).trim();
-    }
-    if (tag === "iframe" || tag === "frame")
-      return collapse(el.getAttribute("title") ?? el.getAttribute("name") ?? "").trim();
-    if (NAME_FROM_CONTENT.has(role) || role === "generic") {
-      const text = collapse(textFrom(el, null, 0)).trim();
-      if (text) return text;
-    }
-    const title = el.getAttribute("title");
-    if (title?.trim()) return collapse(title).trim();
-    if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
-      const placeholder = el.getAttribute("placeholder") ?? el.getAttribute("aria-placeholder");
-      if (placeholder?.trim()) return collapse(placeholder).trim();
-    }
-    return "";
-  }
-
-  // ---------- states ----------
-
-  function states(el: Element, role: string): string {
-    const parts: string[] = [];
-    const shown = shownValue(el, role);
-    const value = shown?.text ?? null;
-    if (shown?.masked) {
-      // Checked first: a masked value must not reach the combobox branch below either.
-      parts.push(`value=${/^%[\w.-]+%$/.test(shown.text) ? shown.text : quote(shown.text)}`);
-    } else if (value !== null && role !== "combobox" && role !== "listbox") {
-      if (value !== "")
-        parts.push(
-          `value=${el instanceof HTMLInputElement && el.type === "password" ? '"••••"' : quote(value)}`,
-        );
-    }
-    if (el instanceof HTMLSelectElement) {
-      const selected = [...el.selectedOptions].map((o) => o.label);
-      if (selected.length) parts.push(`value=${quote(selected.join(", "))}`);
-      const options = [...el.options].map((o) => o.label.trim());
-      const shown = options.slice(0, 25).join(" | ");
-      parts.push(`options=[${shown}${options.length > 25 ? ` | … ${options.length - 25} more` : ""}]`);
-    } else if (role === "combobox" && value && !shown?.masked) {
-      parts.push(`value=${quote(value)}`);
-    }
-    if (el instanceof HTMLInputElement && (el.type === "checkbox" || el.type === "radio")) {
-      if (el.indeterminate) parts.push("mixed");
-      else if (el.checked) parts.push("checked");
-    } else {
-      const checked = el.getAttribute("aria-checked");
-      if (checked === "true") parts.push("checked");
-      else if (checked === "mixed") parts.push("mixed");
-    }
-    if (el instanceof HTMLInputElement && el.type === "range")
-      parts.push(`min=${el.min || 0} max=${el.max || 100}`);
-    const expanded = el.getAttribute("aria-expanded");
-    if (expanded === "true" || expanded === "false")
-      parts.push(expanded === "true" ? "expanded" : "collapsed");
-    if (el.localName === "summary")
-      parts.push((el.parentElement as HTMLDetailsElement | null)?.open ? "expanded" : "collapsed");
-    if (el.getAttribute("aria-selected") === "true" || (el instanceof HTMLOptionElement && el.selected))
-      parts.push("selected");
-    if (el.getAttribute("aria-pressed") === "true") parts.push("pressed");
-    if ((el as HTMLButtonElement).disabled || el.getAttribute("aria-disabled") === "true")
-      parts.push("disabled");
-    if ((el as HTMLInputElement).required || el.getAttribute("aria-required") === "true")
-      parts.push("required");
-    if ((el as HTMLInputElement).readOnly || el.getAttribute("aria-readonly") === "true")
-      parts.push("readonly");
-    if (el.getAttribute("aria-invalid") === "true") parts.push("invalid");
-    return parts.length ? ` ${parts.join(" ")}` : "";
-  }
 
   // ---------- the walk ----------
 
@@ -660,14 +77,7 @@ export function installOutline(shadow: ShadowAccess) {
   }
 
   function capture(options: CaptureOptions, root: Element | null, ...excluded: Element[]): CaptureResult {
-    indexing = true;
-    labelIndex = undefined;
-    try {
-      return captureIndexed(options, root, excluded);
-    } finally {
-      indexing = false;
-      labelIndex = undefined;
-    }
+    return names.withLabelIndex(() => captureIndexed(options, root, excluded));
   }
 
   function captureIndexed(options: CaptureOptions, root: Element | null, excluded: Element[]): CaptureResult {
@@ -933,13 +343,7 @@ export function installOutline(shadow: ShadowAccess) {
         blockChildren(el, depth, target, quiet);
         return;
       }
-      let role = roleOf(el, tag);
-      if (
-        (el as HTMLElement).isContentEditable &&
-        (el.parentElement === null || !(el.parentElement as HTMLElement).isContentEditable)
-      ) {
-        role = "textbox";
-      }
+      const role = outlineRole(el);
 
       if (role === "Iframe") {
         if (zeroSize(el)) return;
@@ -1143,59 +547,12 @@ export function installOutline(shadow: ShadowAccess) {
 
   // ---------- looking ids up afterwards ----------
 
-  /**
-   * Steps (`name[index]`) of elements, remembered for one describe() call: each parent's children
-   * are counted once, so describing thousands of siblings stays linear.
-   */
-  let stepCache: Map<Element, string> | undefined;
-
-  function stepName(el: Element): string {
-    return el.namespaceURI === "http://www.w3.org/1999/xhtml" ? el.localName : `*[name()='${el.localName}']`;
-  }
-
-  function step(el: Element): string {
-    if (!el.parentNode) return stepName(el);
-    const cached = stepCache?.get(el);
-    if (cached) return cached;
-    if (stepCache) {
-      const counts = new Map<string, number>();
-      for (let s = el.parentNode.firstChild; s; s = s.nextSibling) {
-        if (!(s instanceof Element)) continue;
-        const n = (counts.get(s.localName) ?? 0) + 1;
-        counts.set(s.localName, n);
-        stepCache.set(s, `${stepName(s)}[${n}]`);
-      }
-      return stepCache.get(el)!;
-    }
-    let index = 1;
-    for (let s = el.previousElementSibling; s; s = s.previousElementSibling)
-      if (s.localName === el.localName) index++;
-    return `${stepName(el)}[${index}]`;
-  }
-
-  /** `/html[1]/body[1]/x-card[1]//button[1]`: `//` enters the shadow root of the element before it. */
-  function xpathOf(el: Element): string {
-    const parts: string[] = [];
-    let node: Element | null = el;
-    while (node) {
-      const parent: Node | null = node.parentNode;
-      if (parent instanceof ShadowRoot) {
-        parts.push(`//${step(node)}`);
-        node = parent.host;
-      } else {
-        parts.push(`/${step(node)}`);
-        node = parent instanceof Element ? parent : null;
-      }
-    }
-    return parts.reverse().join("");
-  }
-
   function describeOne(registry: Registry, generation: number, i: number): ElementDescription {
     const el = registry.elements[i];
     // Ids come from the snapshot that made this registry: a missing one is a bug, not the page.
     if (!el) throw new Error(`no element ${i} in snapshot ${generation}`);
     const [role, name] = registry.meta[i]!;
-    const description: ElementDescription = { xpath: xpathOf(el), role, name, tag: el.localName };
+    const description: ElementDescription = { xpath: xpaths.xpathOf(el), role, name, tag: el.localName };
     const href = (el as HTMLAnchorElement).href;
     if (typeof href === "string" && href) description.url = href;
     return description;
@@ -1216,29 +573,18 @@ export function installOutline(shadow: ShadowAccess) {
 
   return {
     capture,
-    xpathOf,
 
     describe(generation: number, localIds: number[]): ElementDescription[] | InPageFailure {
       const registry = registryFor(generation);
       if (isFailure(registry)) return registry;
-      stepCache = localIds.length > 20 ? new Map() : undefined;
-      try {
-        return localIds.map((i) => describeOne(registry, generation, i));
-      } finally {
-        stepCache = undefined;
-      }
+      const all = () => localIds.map((i) => describeOne(registry, generation, i));
+      return localIds.length > 20 ? xpaths.withStepCache(all) : all();
     },
 
     /** Role and accessible name of any element, computed as the outline would. */
     describeNode(el: Element): { role: string; name: string } {
-      const tag = el.localName;
-      let role = roleOf(el, tag);
-      if (
-        (el as HTMLElement).isContentEditable &&
-        !(el.parentElement as HTMLElement | null)?.isContentEditable
-      )
-        role = "textbox";
-      return { role, name: collapse(nameOf(el, tag, role)).trim() };
+      const role = outlineRole(el);
+      return { role, name: collapse(nameOf(el, el.localName, role)).trim() };
     },
 
     /** [local id, absolute URL] of every link-like element of a snapshot. */
@@ -1266,19 +612,7 @@ export function installOutline(shadow: ShadowAccess) {
       return registry.iframes[index] ?? null;
     },
 
-    /**
-     * Records text typed into a field, so that a value that came from `%name%` variables stays
-     * hidden: `typed` is the text as written (tokens, not values), `value` what the field holds
-     * now, `before` what it held before the typing ("" when it was replaced). Text typed after a
-     * masked value keeps the mask; a field with nothing secret in it is shown as it is.
-     */
-    noteTyped(el: Element, before: string, typed: string, value: string, secret: boolean): void {
-      const previous = masks.get(el);
-      const beforeMasked = before !== "" && previous !== undefined && previous.value === before;
-      if (secret || beforeMasked)
-        masks.set(el, { token: (beforeMasked ? previous.token : before) + typed, value });
-      else masks.delete(el);
-    },
+    noteTyped: values.noteTyped,
   };
 }
 

@@ -1,0 +1,16 @@
+// The browser layer's in-page code, composed from its modules (see injected-script.ts): shadow
+// root access, XPath, and the DOM runtime that locators, input and settle call.
+
+import { installDomRuntime } from "./injected/dom-runtime.ts";
+import { installShadowAccess } from "./injected/shadow-access.ts";
+import { installXPath } from "./injected/xpath.ts";
+import { defineInjectedModule, defineInjectedScript } from "./injected-script.ts";
+
+/** Open and closed shadow roots (shared by every script that walks the composed tree). */
+export const shadowAccess = defineInjectedModule(installShadowAccess);
+
+/** Writing and resolving Deckhand's absolute XPaths. */
+export const xpathAccess = defineInjectedModule(installXPath, shadowAccess);
+
+/** Locating elements, hit tests, input preparation, the page's quiet state. */
+export const domRuntime = defineInjectedScript("dom", installDomRuntime, shadowAccess, xpathAccess);

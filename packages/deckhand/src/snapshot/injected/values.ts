@@ -1,0 +1,53 @@
+// The value of a form control as the outline shows it, and the record of text typed into fields
+// from `%name%` variables: such a field shows the text as written (with its tokens, never the
+// value) for as long as it still holds what was typed. Ops note typed text here (snapshot/describe.ts).
+//
+// Self-contained: `installValues` is sent to the page as source text.
+
+export function installValues() {
+  const masks = new WeakMap<Element, { token: string; value: string }>();
+
+  function controlValue(el: Element, role: string): string | null {
+    if (el instanceof HTMLInputElement) {
+      if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "hidden"].includes(el.type))
+        return null;
+      return el.value;
+    }
+    if (el instanceof HTMLTextAreaElement) return el.value;
+    if (el instanceof HTMLSelectElement) return el.selectedOptions[0]?.label ?? "";
+    if (role === "textbox" || role === "searchbox") return el.textContent ?? "";
+    return null;
+  }
+
+  /**
+   * The value as the outline shows it: a field that holds text typed from `%name%` variables shows
+   * the text as written (with its tokens) for as long as it still holds what was typed.
+   */
+  function shownValue(el: Element, role: string): { text: string; masked: boolean } | null {
+    const value = controlValue(el, role);
+    if (value === null) return null;
+    const mask = masks.get(el);
+    return mask && mask.value === value ? { text: mask.token, masked: true } : { text: value, masked: false };
+  }
+
+  return {
+    controlValue,
+    shownValue,
+
+    /**
+     * Records text typed into a field, so that a value that came from `%name%` variables stays
+     * hidden: `typed` is the text as written (tokens, not values), `value` what the field holds
+     * now, `before` what it held before the typing ("" when it was replaced). Text typed after a
+     * masked value keeps the mask; a field with nothing secret in it is shown as it is.
+     */
+    noteTyped(el: Element, before: string, typed: string, value: string, secret: boolean): void {
+      const previous = masks.get(el);
+      const beforeMasked = before !== "" && previous !== undefined && previous.value === before;
+      if (secret || beforeMasked)
+        masks.set(el, { token: (beforeMasked ? previous.token : before) + typed, value });
+      else masks.delete(el);
+    },
+  };
+}
+
+export type Values = ReturnType<typeof installValues>;
