@@ -1,0 +1,195 @@
+// Navigating a page's main frame (goto, reload, history steps) and waiting for the load state the
+// caller asked for, under one deadline: `timeout` and the caller's `signal`. A navigation whose
+// caller gave up stops the page loading; one whose page closed says so.
+
+import { Deadline } from "../deadline.ts";
+import {
+  ServiceCancelledError,
+  type ServiceError,
+  ServiceInvalidArgumentError,
+  ServiceNavigationError,
+  ServiceTimeoutError,
+} from "../errors.ts";
+import type { CdpSession } from "./cdp/connection.ts";
+import type { Frame } from "./frame.ts";
+import { checkWaitUntil, type LifecycleWatcher, type WaitUntil } from "./lifecycle.ts";
+
+export interface GotoOptions {
+  waitUntil?: WaitUntil;
+  /** Milliseconds; default 30000. */
+  timeout?: number;
+  referer?: string;
+  /**
+   * Stops waiting when it aborts: the page stops loading (what has committed stays) and the call
+   * rejects with ServiceCancelledError (or the abort reason, when that is a Deckhand error).
+   */
+  signal?: AbortSignal;
+}
+
+/** What a navigation needs of its page. */
+export interface NavigationTarget {
+  /** The main frame's session. */
+  readonly session: CdpSession;
+  mainFrame(): Frame;
+  readonly lifecycle: LifecycleWatcher;
+  /** Why the page is closed, if it is. */
+  closedError(): ServiceError | undefined;
+  /** After every navigation made through the page's API (for history). */
+  navigated(parameters: Record<string, unknown>, result: { status: number | null }): void;
+}
+
+/** A navigation's deadline: `timeout` (default 30 s) and the caller's `signal`. */
+function navigationDeadline(
+  operation: string,
+  options: { timeout?: number; signal?: AbortSignal },
+): Deadline {
+  return Deadline.start(operation, {
+    timeout: options.timeout ?? 30_000,
+    signal: options.signal,
+    hint: "Raise `timeout`, or wait for an earlier state (waitUntil).",
+  });
+}
+
+export class Navigator {
+  private readonly target: NavigationTarget;
+
+  constructor(target: NavigationTarget) {
+    this.target = target;
+  }
+
+  private assertOpen(): void {
+    const closed = this.target.closedError();
+    if (closed) throw closed;
+  }
+
+  /** Navigates and waits for `waitUntil` (default load). Returns the main response's status, or null. */
+  async goto(url: string, options: GotoOptions = {}): Promise<number | null> {
+    this.assertOpen();
+    if (typeof url !== "string" || !url)
+      throw new ServiceInvalidArgumentError(`goto needs a URL string, got ${JSON.stringify(url)}.`);
+    const waitUntil = checkWaitUntil(options.waitUntil);
+    const { session, lifecycle } = this.target;
+    const frame = this.target.mainFrame();
+    const { signal, ...recorded } = options;
+    const deadline = navigationDeadline(`goto(${url})`, options);
+    return this.navigating(deadline, async () => {
+      // A same-document navigation (#hash) is answered without a loader, and the event that carries
+      // its new URL comes after the answer: listen from the start so that url() is right on return.
+      const sameDocument = session.waitFor(
+        "Page.navigatedWithinDocument",
+        (e) => e.frameId === frame.id,
+        deadline.signal,
+      );
+      sameDocument.catch(() => undefined);
+      const result = await session.send("Page.navigate", {
+        url,
+        frameId: frame.id,
+        ...(options.referer ? { referrer: options.referer } : {}),
+      });
+      if (result.errorText) throw new ServiceNavigationError(url, result.errorText);
+      let status: number | null = null;
+      if (result.loaderId) {
+        await lifecycle.wait(frame.id, result.loaderId, waitUntil, deadline);
+        status = lifecycle.statusOf(result.loaderId);
+      } else if (!result.isDownload) {
+        await sameDocument;
+      }
+      this.target.navigated({ url, ...recorded }, { status });
+      return status;
+    });
+  }
+
+  async reload(options: Omit<GotoOptions, "referer"> = {}): Promise<number | null> {
+    return this.historyNavigation("reload()", options, () =>
+      this.target.session.send("Page.reload", {}).then(() => true),
+    );
+  }
+
+  /** Goes back one history entry; null when there is none (or it stays in the same document). */
+  async goBack(options: Omit<GotoOptions, "referer"> = {}): Promise<number | null> {
+    return this.historyNavigation("goBack()", options, () => this.stepHistory(-1));
+  }
+
+  async goForward(options: Omit<GotoOptions, "referer"> = {}): Promise<number | null> {
+    return this.historyNavigation("goForward()", options, () => this.stepHistory(1));
+  }
+
+  /** Waits until the current document of the main frame has reached `state`. */
+  async waitForLoadState(
+    state: WaitUntil = "load",
+    options: { timeout?: number; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const frame = this.target.mainFrame();
+    const deadline = navigationDeadline(`waitForLoadState(${state})`, options);
+    // Whatever document is current when the event fires: a tab that is still on its initial empty
+    // document (a popup right after it opened) gets there once its first navigation commits.
+    await this.navigating(deadline, () =>
+      this.target.lifecycle.wait(frame.id, () => frame.loaderId, checkWaitUntil(state), deadline),
+    );
+  }
+
+  private async stepHistory(delta: number): Promise<boolean> {
+    const { session } = this.target;
+    const { currentIndex, entries } = await session.send("Page.getNavigationHistory");
+    const entry = entries[currentIndex + delta];
+    if (!entry) return false;
+    await session.send("Page.navigateToHistoryEntry", { entryId: entry.id });
+    return true;
+  }
+
+  private async historyNavigation(
+    operation: string,
+    options: Omit<GotoOptions, "referer">,
+    start: () => Promise<boolean>,
+  ): Promise<number | null> {
+    this.assertOpen();
+    const waitUntil = checkWaitUntil(options.waitUntil);
+    const { session, lifecycle } = this.target;
+    const frameId = this.target.mainFrame().id;
+    const { signal, ...recorded } = options;
+    const deadline = navigationDeadline(operation, options);
+    return this.navigating(deadline, async () => {
+      // Either a new document commits (a new loader) or the history step stays in this document.
+      const committed = Promise.race([
+        session
+          .waitFor("Page.frameNavigated", (e) => e.frame.id === frameId, deadline.signal)
+          .then((e) => e.frame.loaderId as string | undefined),
+        session
+          .waitFor("Page.navigatedWithinDocument", (e) => e.frameId === frameId, deadline.signal)
+          .then(() => undefined),
+      ]);
+      committed.catch(() => undefined);
+      if (!(await start())) return null;
+      const loaderId = await committed;
+      let status: number | null = null;
+      if (loaderId) {
+        await lifecycle.wait(frameId, loaderId, waitUntil, deadline);
+        status = lifecycle.statusOf(loaderId);
+      }
+      this.target.navigated({ action: operation.replace("()", ""), ...recorded }, { status });
+      return status;
+    });
+  }
+
+  /**
+   * Runs a navigation under its deadline: a closed page reports that it closed (not a timeout
+   * that followed from it), and a navigation its caller cancelled stops the page loading.
+   */
+  private async navigating<T>(deadline: Deadline, run: () => Promise<T>): Promise<T> {
+    try {
+      return await deadline.run(run);
+    } catch (error) {
+      const closed = this.target.closedError();
+      if (closed && !(error instanceof ServiceTimeoutError)) throw closed;
+      if (error instanceof ServiceCancelledError || (deadline.aborted && !deadline.expired))
+        this.stopLoading();
+      throw error;
+    }
+  }
+
+  /** A navigation whose caller gave up: the page stops loading (best effort, nothing to wait for). */
+  private stopLoading(): void {
+    if (this.target.closedError()) return;
+    this.target.session.send("Page.stopLoading").catch(() => undefined);
+  }
+}
