@@ -5,14 +5,7 @@
 
 import { writeFile } from "node:fs/promises";
 import type { Protocol } from "devtools-protocol";
-import {
-  ServiceCancelledError,
-  type ServiceError,
-  ServiceInvalidArgumentError,
-  ServiceNavigationError,
-  ServiceTargetClosedError,
-  ServiceTimeoutError,
-} from "../errors.ts";
+import { type ServiceError, ServiceInvalidArgumentError, ServiceTargetClosedError } from "../errors.ts";
 import type { CdpSession } from "./cdp/connection.ts";
 import type { Context } from "./context.ts";
 import type { Frame } from "./frame.ts";
