@@ -21,10 +21,12 @@ import { ModelCaller } from "./llm/caller.ts";
 import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "./llm/schema.ts";
 import { DeckhandLog, SecretRedactor } from "./log.ts";
 import { MetricsRecorder } from "./metrics.ts";
-import { actOnAction, actWithModel } from "./ops/act.ts";
+import { actOnAction } from "./ops/act-action.ts";
+import { actWithModel } from "./ops/act-model.ts";
 import type { OperationContext } from "./ops/context.ts";
 import { extract as extractWithModel } from "./ops/extract.ts";
 import { observe as observeWithModel } from "./ops/observe.ts";
+import { ObservedTargets } from "./ops/observed.ts";
 import { redactVariables, registerVariables } from "./ops/variables.ts";
 import {
   type ActOptions,
@@ -70,6 +72,8 @@ export class Deckhand {
   /** env REMOTE: the session on the Deckhand service. */
   private readonly remote: RemoteSession | undefined;
   private initPromise: Promise<void> | undefined;
+  /** What the Actions observe returned pointed at (act(action) checks its target against it). */
+  private readonly observed = new ObservedTargets();
   /** Deadlines of the operations in flight (a browser that goes away aborts them). */
   private readonly running = new Set<Deadline>();
   private closePromise: Promise<void> | undefined;
@@ -277,6 +281,7 @@ export class Deckhand {
       domSettleTimeout: this.options.domSettleTimeout,
       selfHeal: this.options.selfHeal,
       deadline,
+      observed: this.observed,
     };
   }
 

@@ -23,6 +23,7 @@ export type FailureReason =
   | "not-a-select"
   | "not-a-file-input"
   | "not-checkable"
+  | "not-focusable"
   | "no-such-option"
   | "too-many-options"
   | "invalid-value"

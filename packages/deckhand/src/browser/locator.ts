@@ -19,7 +19,12 @@ import {
 } from "../errors.ts";
 import type { Frame } from "./frame.ts";
 import { domRuntime } from "./in-page.ts";
-import { type InPageFailure, isInPageFailure, type PointResult } from "./injected/dom-runtime.ts";
+import {
+  type ElementState,
+  type InPageFailure,
+  isInPageFailure,
+  type PointResult,
+} from "./injected/dom-runtime.ts";
 import type { ElementHandle } from "./injected-script.ts";
 import type { ClickOptions } from "./input.ts";
 import type { Page } from "./page.ts";
@@ -379,6 +384,14 @@ export class Locator {
     });
   }
 
+  /** Gives the element the keyboard focus (as a click or Tab would). */
+  async focus(options: TimeoutOption = {}): Promise<void> {
+    await this.withElement("focus", options, async ({ frame, handle }, a) => {
+      a.deadline.check();
+      await frame.invoke(domRuntime, "focus", handle);
+    });
+  }
+
   /** Focuses the element and presses a key or combination ("Enter", "Control+A"). */
   async press(key: string, options: TimeoutOption & { delay?: number } = {}): Promise<void> {
     await this.withElement("press", options, async ({ frame, handle }, a) => {
@@ -511,6 +524,16 @@ export class Locator {
       }
       return state.checked;
     });
+  }
+
+  /**
+   * What the element is now: connected, visible, enabled, checked, editable, focused, hovered, in
+   * the viewport, a list to choose from, its tag, input type and explicit role.
+   */
+  async elementState(options: TimeoutOption = {}): Promise<ElementState> {
+    return this.withElement("elementState", options, ({ frame, handle }) =>
+      frame.invoke(domRuntime, "state", handle),
+    );
   }
 
   async isEnabled(options: TimeoutOption = {}): Promise<boolean> {

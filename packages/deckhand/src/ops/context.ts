@@ -5,6 +5,7 @@ import type { Deadline } from "../deadline.ts";
 import type { ModelCaller } from "../llm/caller.ts";
 import type { DeckhandLog, SecretRedactor } from "../log.ts";
 import type { ModelConfiguration } from "../types.ts";
+import type { ObservedTargets } from "./observed.ts";
 
 export interface OperationContext {
   page: Page;
@@ -20,4 +21,6 @@ export interface OperationContext {
    * aborts with it, and nothing acts on the page once it has aborted.
    */
   deadline: Deadline;
+  /** What the Actions observe returned pointed at (act(action) checks its target against it). */
+  observed: ObservedTargets;
 }

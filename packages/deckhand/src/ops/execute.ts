@@ -1,57 +1,23 @@
-// Carrying out one action on one element with real input events, and checking that it landed.
+// Carrying out one step (a method on an element, or on the page) with real input events, and
+// checking that it applied. What each method does and checks is in its table (methods.ts); here
+// the element is found and checked to be the one meant, variables are put in, and typed text is
+// noted for later outlines.
 
 import type { Locator } from "../browser/locator.ts";
 import type { Page } from "../browser/page.ts";
 import type { Deadline } from "../deadline.ts";
 import {
   type FailureReason,
-  ServiceClickError,
   ServiceDomProcessError,
   ServiceElementNotFoundError,
   ServiceError,
   ServiceEvalError,
   ServiceInvalidArgumentError,
 } from "../errors.ts";
-import { noteTyped as noteTypedText } from "../snapshot/describe.ts";
+import { noteTyped } from "../snapshot/describe.ts";
 import type { Variables } from "../types.ts";
-import type { ActMethod } from "./prompts.ts";
+import { type ActMethod, type MethodStep, methodSpec } from "./methods.ts";
 import { substitute, usesVariable } from "./variables.ts";
-
-/** Method names a model or a caller may use, mapped to Deckhand's own. */
-const ALIASES: Record<string, ActMethod> = {
-  click: "click",
-  doubleclick: "doubleClick",
-  dblclick: "doubleClick",
-  fill: "fill",
-  type: "type",
-  press: "press",
-  presskey: "press",
-  keypress: "press",
-  hover: "hover",
-  selectoption: "selectOption",
-  selectoptionfromdropdown: "selectOption",
-  select: "selectOption",
-  check: "check",
-  uncheck: "uncheck",
-  scrollintoview: "scrollIntoView",
-  scrollto: "scrollIntoView",
-  scrollbypage: "scrollByPage",
-  nextchunk: "scrollByPage",
-  prevchunk: "scrollByPage",
-  draganddrop: "dragAndDrop",
-  dragto: "dragAndDrop",
-};
-
-export function normalizeMethod(method: string | undefined): ActMethod {
-  const key = (method ?? "click").replace(/[^a-z]/gi, "").toLowerCase();
-  const known = ALIASES[key];
-  if (!known) {
-    throw new ServiceInvalidArgumentError(
-      `Unknown action method ${JSON.stringify(method)}. Use one of: ${[...new Set(Object.values(ALIASES))].join(", ")}.`,
-    );
-  }
-  return known;
-}
 
 export interface StepTarget {
   /** Absolute XPath (through frames and shadow roots) or any selector a deep locator takes. */
@@ -79,33 +45,29 @@ function waitOptions(step: StepContext, limit = ACTION_TIMEOUT): { timeout: numb
   return { timeout: step.deadline.cap(limit), signal: step.deadline.signal };
 }
 
-/** Resolves the target, checks it is the node we meant, and runs `fn` on its locator. */
-async function withTarget<R>(
-  step: StepContext,
-  target: StepTarget,
-  fn: (locator: Locator) => Promise<R>,
-): Promise<R> {
+/** The target's locator, once it is checked to lead to the node meant. */
+async function checkedLocator(step: StepContext, target: StepTarget): Promise<Locator> {
   const locator = step.page.deepLocator(target.selector);
-  if (target.expectedNode !== undefined) {
-    const { frame, handle } = await locator.resolve(waitOptions(step, 1_000));
-    try {
-      const node = await frame.backendNodeId(handle);
-      if (node !== target.expectedNode) {
-        throw new ServiceElementNotFoundError(
-          target.selector,
-          "(it now leads to a different element than the one chosen)",
-        );
-      }
-    } finally {
-      void frame.release(handle);
+  if (target.expectedNode === undefined) return locator;
+  const { frame, handle } = await locator.resolve(waitOptions(step, 1_000));
+  try {
+    const node = await frame.backendNodeId(handle);
+    if (node !== target.expectedNode) {
+      throw new ServiceElementNotFoundError(
+        target.selector,
+        "(it now leads to a different element than the one chosen)",
+        "element-changed",
+      );
     }
+  } finally {
+    void frame.release(handle);
   }
-  return fn(locator);
+  return locator;
 }
 
 /**
- * Runs `method` on the target with real input events. `args` may hold `%name%` variables; they
- * are replaced here, and nowhere else.
+ * Runs `method` on the target (or the page) with real input events and checks that it applied.
+ * `args` may hold `%name%` variables; they are replaced here, and nowhere else.
  */
 export async function runStep(
   step: StepContext,
@@ -114,106 +76,43 @@ export async function runStep(
   args: string[],
   variables: Variables | undefined,
 ): Promise<void> {
-  const { page } = step;
-  const arg = (i: number) => substitute(args[i] ?? "", variables);
-  const timeout = () => waitOptions(step);
+  const spec = methodSpec(method);
   step.deadline.check();
-  if (!target) {
-    // Page-level actions: keys to whatever has focus, scrolling the page.
-    if (method === "press") {
-      await page.keyPress(arg(0) || "Enter");
-      return;
-    }
-    if (method === "scrollByPage") {
-      await page.scrollByPage(direction(arg(0)));
-      return;
-    }
+  if (!target && spec.element === "required")
     throw new ServiceElementNotFoundError("(none)", `(the ${method} action needs an element)`);
+  const written = args[0];
+  if (spec.argument?.required && !written) {
+    throw new ServiceInvalidArgumentError(`${method} needs arguments[0]: ${spec.argument.means}.`);
   }
-  return withTarget(step, target, async (locator) => {
-    switch (method) {
-      case "click":
-        await locator.click(timeout());
-        return;
-      case "doubleClick":
-        await locator.dblclick(timeout());
-        return;
-      case "hover":
-        await locator.hover(timeout());
-        return;
-      case "fill":
-      case "type": {
-        const value = arg(0);
-        const before = method === "type" ? await currentValue(locator) : "";
-        if (method === "fill") await locator.fill(value, timeout());
-        else await locator.type(value, timeout());
-        const after = await currentValue(locator);
-        if (after !== null && before !== null && after !== before + value && after !== value) {
-          throw new ServiceClickError(
-            target.selector,
-            "the text did not land in the field (it holds something else now)",
-          );
-        }
-        const typed = args[0] ?? "";
-        await noteTyped(
-          locator,
-          method === "type" ? (before ?? "") : "",
-          typed,
-          after ?? value,
-          usesVariable(typed, variables),
-        );
-        return;
-      }
-      case "press":
-        await locator.press(arg(0) || "Enter", timeout());
-        return;
-      case "selectOption": {
-        const wanted = arg(0);
-        const selected = await locator.selectOption(wanted, timeout()).catch((error: unknown) => {
-          if (error instanceof ServiceError && error.reason === "not-a-select") return undefined;
-          throw error;
-        });
-        // Not a native <select>: a custom dropdown opens on click (the next step picks the option).
-        if (selected === undefined) await locator.click(timeout());
-        return;
-      }
-      case "check":
-        await locator.check(timeout());
-        return;
-      case "uncheck":
-        await locator.uncheck(timeout());
-        return;
-      case "scrollIntoView":
-        await locator.scrollIntoView(timeout());
-        return;
-      case "scrollByPage":
-        await locator.scrollByPage(direction(arg(0)), timeout());
-        return;
-      case "dragAndDrop": {
-        if (!args[0]) throw new ServiceInvalidArgumentError("dragAndDrop needs the element to drop onto.");
-        await locator.dragTo(page.deepLocator(args[0]), timeout());
-        return;
-      }
-    }
-  });
-}
-
-async function currentValue(locator: Locator): Promise<string | null> {
-  return locator.inputValue({ timeout: 500 }).catch(() => null);
+  const value = written ? substitute(written, variables) : (spec.argument?.fallback ?? "");
+  const locator = target ? await checkedLocator(step, target) : undefined;
+  const methodStep: MethodStep = {
+    page: step.page,
+    locator,
+    selector: target?.selector ?? "the page",
+    value,
+    wait: () => waitOptions(step),
+  };
+  const ran = await spec.run(methodStep);
+  await spec.check(methodStep, ran);
+  if (spec.typesText && locator) {
+    await noteTypedText(locator, {
+      before: spec.typesText === "appends" ? ((ran as string | null) ?? "") : "",
+      typed: written ?? "",
+      secret: usesVariable(written ?? "", variables),
+    });
+  }
 }
 
 /** Tells the outline what was typed, so later snapshots show `%name%` where a variable's value is. */
-async function noteTyped(
+async function noteTypedText(
   locator: Locator,
-  before: string,
-  typed: string,
-  value: string,
-  secret: boolean,
+  text: { before: string; typed: string; secret: boolean },
 ): Promise<void> {
   try {
     const { frame, handle } = await locator.resolve({ timeout: 500 });
     try {
-      await noteTypedText(frame, handle, { before, typed, value, secret });
+      await noteTyped(frame, handle, text);
     } finally {
       void frame.release(handle);
     }
@@ -221,11 +120,6 @@ async function noteTyped(
     // The field left the page with the typing (a form that re-renders): there is nothing left to
     // show, and the text did land, so the step must not fail (and be typed again) for this.
   }
-}
-
-/** "down" or "up" from what a model or caller wrote ("up", "previous", "back" mean up). */
-function direction(text: string): "down" | "up" {
-  return /up|prev|back/i.test(text) ? "up" : "down";
 }
 
 /**
@@ -245,6 +139,7 @@ const RECOVERABLE = new Set<FailureReason>([
   "not-a-select",
   "not-a-file-input",
   "not-checkable",
+  "not-focusable",
   "no-such-option",
   "too-many-options",
   "invalid-value",
@@ -261,4 +156,23 @@ export function isRecoverable(error: unknown): boolean {
   if (error.reason !== undefined) return RECOVERABLE.has(error.reason);
   // A page script that threw (the page changed under it) is worth another look too.
   return error instanceof ServiceEvalError || error instanceof ServiceDomProcessError;
+}
+
+/**
+ * Reasons that mean the element is no longer where it was (gone, replaced, moved): worth finding
+ * it again from its description. An element that is there but cannot take the method (a text
+ * field asked to select an option) is not: finding it again would find the same element.
+ */
+const MOVED = new Set<FailureReason>([
+  "not-found",
+  "element-changed",
+  "detached",
+  "stale-snapshot",
+  "not-a-frame",
+]);
+
+/** Whether act(action) should find the element again (self-heal) after this error. */
+export function elementMoved(error: unknown): boolean {
+  if (!(error instanceof ServiceError)) return false;
+  return error.reason !== undefined ? MOVED.has(error.reason) : isRecoverable(error);
 }

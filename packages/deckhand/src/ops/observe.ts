@@ -5,28 +5,9 @@ import type { ElementRef, Snapshot } from "../snapshot/snapshot.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, Variables } from "../types.ts";
 import type { OperationContext } from "./context.ts";
-import { normalizeMethod } from "./execute.ts";
+import { defaultMethodFor, knownMethod } from "./methods.ts";
 import { OBSERVE_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
-
-/** What an observed Action pointed at, so that act(action) can check it still does. */
-export interface ObservedTarget {
-  /** Unknown for large listings (observe() of a whole page), where role and name are checked instead. */
-  backendNodeId: number | undefined;
-  role: string;
-  name: string;
-  url: string;
-}
-
-const observed = new WeakMap<Action, ObservedTarget>();
-
-export function observedTarget(action: Action): ObservedTarget | undefined {
-  return observed.get(action);
-}
-
-export function rememberTarget(action: Action, target: ObservedTarget): void {
-  observed.set(action, target);
-}
 
 export const observeAnswer = z.object({
   elements: z
@@ -41,18 +22,6 @@ export const observeAnswer = z.object({
     .describe("Matching elements, most relevant first; empty when none matches."),
 });
 
-const INTERACTIVE: Record<string, string> = {
-  textbox: "fill",
-  searchbox: "fill",
-  spinbutton: "fill",
-  combobox: "selectOption",
-  listbox: "selectOption",
-  checkbox: "check",
-  switch: "click",
-  radio: "check",
-  slider: "fill",
-};
-
 export interface ObserveParams {
   instruction?: string;
   variables?: Variables;
@@ -66,6 +35,7 @@ const NODE_ID_LIMIT = 25;
 
 /** Turns element refs into Actions (and remembers what each points at). */
 export async function toActions(
+  ctx: OperationContext,
   snapshot: Snapshot,
   picks: { id: number; description: string; method?: string; arguments?: string[] }[],
 ): Promise<Action[]> {
@@ -83,10 +53,15 @@ export async function toActions(
     const action: Action = {
       selector: ref.xpath,
       description: pick.description || describeRef(ref),
-      method: pick.method ? normalizeMethod(pick.method) : defaultMethod(ref),
+      method: knownMethod(pick.method) ?? defaultMethodFor(ref.role),
       arguments: pick.arguments ?? [],
     };
-    rememberTarget(action, { backendNodeId: nodes[i], role: ref.role, name: ref.name, url: snapshot.url });
+    ctx.observed.remember(action, {
+      backendNodeId: nodes[i],
+      role: ref.role,
+      name: ref.name,
+      url: snapshot.url,
+    });
     actions.push(action);
   });
   return actions;
@@ -95,10 +70,6 @@ export async function toActions(
 function describeRef(ref: ElementRef): string {
   const role = ref.role === "generic" ? "clickable element" : ref.role;
   return ref.name ? `${role}: ${ref.name}` : role;
-}
-
-function defaultMethod(ref: ElementRef): string {
-  return INTERACTIVE[ref.role] ?? "click";
 }
 
 export async function observe(ctx: OperationContext, params: ObserveParams): Promise<Action[]> {
@@ -124,7 +95,7 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
           !(r.role === "generic" && !r.name),
       )
       .map((r) => ({ id: r.id, description: describeRef(r) }));
-    return toActions(snapshot, picks);
+    return toActions(ctx, snapshot, picks);
   }
 
   const { data } = await ctx.caller.call({
@@ -152,17 +123,8 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
     .map((e) => ({
       id: e.elementId,
       description: e.description,
-      method: safeMethod(e.method),
+      method: knownMethod(e.method),
       arguments: e.arguments,
     }));
-  return toActions(snapshot, picks);
-}
-
-function safeMethod(method: string | undefined): string | undefined {
-  if (!method) return undefined;
-  try {
-    return normalizeMethod(method);
-  } catch {
-    return undefined;
-  }
+  return toActions(ctx, snapshot, picks);
 }

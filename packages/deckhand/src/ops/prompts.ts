@@ -1,33 +1,17 @@
-// What the model is told. Short on purpose: every token here is paid on every call.
+// What the model is told. Short on purpose: every token here is paid on every call. The methods
+// come from their table (methods.ts).
+
+import { ACT_METHODS, methodsPromptLine } from "./methods.ts";
 
 export const OUTLINE_GUIDE =
   "The page is given as an outline: one line per element, indented by nesting. `[N]` is an element's id; " +
   "after it come the element's role, its name and its state (value=, checked, selected, disabled, expanded, ...). " +
   "Lines without an id are the page's text; table rows are cells joined by |. Use only ids that appear in the outline.";
 
-export const ACT_METHODS = [
-  "click",
-  "doubleClick",
-  "fill",
-  "type",
-  "press",
-  "hover",
-  "selectOption",
-  "check",
-  "uncheck",
-  "scrollIntoView",
-  "scrollByPage",
-  "dragAndDrop",
-] as const;
-export type ActMethod = (typeof ACT_METHODS)[number];
-
 export const ACT_SYSTEM = [
   "You operate a web page for a program, one action at a time.",
   OUTLINE_GUIDE,
-  "Methods: click, doubleClick, hover, check, uncheck, scrollIntoView; fill (replace a field's text with arguments[0]); " +
-    "type (add arguments[0] to the text); press (arguments[0] is a key like Enter, Tab, Escape or Control+A; elementId may be -1 for the page); " +
-    "selectOption (arguments[0] is the option to choose in a combobox with options=[...]); scrollByPage (arguments[0] is down or up); " +
-    "dragAndDrop (arguments[0] is the id of the element to drop onto or, when it has no id, its text exactly as the outline shows it).",
+  methodsPromptLine(),
   "If the instruction needs several steps (open a menu, then choose; close what covers the target, then click), give the next step and set completed to false; " +
     "set completed to true when this step finishes the instruction. If no element fits, answer elementId -1 and say why in description.",
 ].join("\n");
@@ -37,7 +21,7 @@ export const OBSERVE_SYSTEM = [
   OUTLINE_GUIDE,
   "List the elements that match the instruction, most relevant first (an empty list when none does). " +
     "For each: its elementId, a short description of what it is and what acting on it does, and the method a program would use " +
-    "(click, fill, type, press, hover, selectOption, check, uncheck, scrollIntoView) with its arguments.",
+    `(${ACT_METHODS.join(", ")}) with its arguments.`,
 ].join("\n");
 
 export const EXTRACT_SYSTEM = [

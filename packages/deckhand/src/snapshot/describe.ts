@@ -30,12 +30,13 @@ export async function describeElement(frame: Frame, handle: ElementHandle): Prom
 /**
  * Tells the outline what was typed into a field, so that later snapshots show `%name%` where a
  * variable's value is: `before` what the field held ("" when replaced), `typed` the text as written
- * (with its tokens), `value` what it holds now, `secret` whether the text used a variable.
+ * (with its tokens), `secret` whether the text used a variable. What the field holds now is read
+ * in the page, the way the outline reads it.
  */
 export async function noteTyped(
   frame: Frame,
   handle: ElementHandle,
-  text: { before: string; typed: string; value: string; secret: boolean },
+  text: { before: string; typed: string; secret: boolean },
 ): Promise<void> {
-  await frame.invoke(outlineScript, "noteTyped", handle, text.before, text.typed, text.value, text.secret);
+  await frame.invoke(outlineScript, "noteTyped", handle, text.before, text.typed, text.secret);
 }

@@ -301,4 +301,74 @@ describe.each(MODES)("%s", (mode) => {
       ).rejects.toThrow(/Unknown action method "teleport"/);
     });
   });
+
+  describe("every method checks that it applied, and fails clearly when the element cannot take it", () => {
+    /** act(action) on stubborn.html, with no model. */
+    async function actOnStubborn(selector: string, method: string, args: string[] = []) {
+      const page = await open(fx, "stubborn.html");
+      const calls = fx.model.callCount;
+      const result = await fx.dh.act({
+        selector,
+        description: `${method} ${selector}`,
+        method,
+        arguments: args,
+      });
+      // An element that is there but does not take the method is not searched for again.
+      expect(fx.model.callCount).toBe(calls);
+      return { page, result };
+    }
+
+    it("selectOption on a text field fails, and the field keeps its value", async () => {
+      const { page, result } = await actOnStubborn("#name", "selectOption", ["zzz"]);
+      expect(result.success).toBe(false);
+      expect(result.message).toMatch(/Cannot select "zzz" in "#name": it is a text field, not a <select>/);
+      expect(result.message).toContain("use fill");
+      expect(await page.locator("#name").inputValue()).toBe("Ada");
+    });
+
+    it("selectOption on a <select> whose page undoes the choice fails", async () => {
+      const { page, result } = await actOnStubborn("#sticky", "selectOption", ["Two"]);
+      expect(result.success).toBe(false);
+      expect(result.message).toMatch(/did not keep the choice/);
+      expect(await page.locator("#sticky").inputValue()).toBe("one");
+    });
+
+    it("fill on a field that rewrites what is typed fails (the text did not land)", async () => {
+      const { page, result } = await actOnStubborn("#shout", "fill", ["quiet"]);
+      expect(result.success).toBe(false);
+      expect(result.message).toMatch(/did not land/);
+      expect(await page.locator("#shout").inputValue()).toBe("QUIET");
+    });
+
+    it("fill on a contenteditable editor that refuses input fails", async () => {
+      const { page, result } = await actOnStubborn("#locked", "fill", ["new text"]);
+      expect(result.success).toBe(false);
+      expect(result.message).toMatch(/did not land/);
+      expect(await page.locator("#locked").inputValue()).toBe("Fixed text");
+    });
+
+    it("press on an element that takes no focus fails, and no key reaches it", async () => {
+      const { page, result } = await actOnStubborn("#plain-box", "press", ["Enter"]);
+      expect(result.success).toBe(false);
+      expect(result.message).toMatch(/does not take the keyboard focus/);
+      expect(await textOf(page, "#log")).toBe("");
+    });
+
+    it("scrollByPage on a page that does not scroll fails instead of claiming it scrolled", async () => {
+      await open(fx, "stubborn.html");
+      onAct(fx.model, () => step({ elementId: -1, method: "scrollByPage", arguments: ["down"] }));
+      const result = await fx.dh.act("scroll down one page");
+      expect(result.success).toBe(false);
+      expect(result.message).toMatch(/did not move/);
+    });
+
+    it("text typed into a contenteditable editor is read back like a field's value", async () => {
+      const page = await open(fx, "contenteditable.html");
+      actOn(fx.model, "textbox: Editor", "fill", ["Typed here"]);
+      const result = await fx.dh.act("write Typed here in the editor");
+      expect(result.success).toBe(true);
+      expect(await page.locator("#editor").inputValue()).toBe("Typed here");
+      expect(await textOf(page, "#mirror")).toBe("Typed here");
+    });
+  });
 });

@@ -3,7 +3,7 @@
 // changed under the chosen element, and a deadline abandons the call with a typed error.
 
 import { match } from "@deckhand/testkit";
-import { type Deckhand, ServiceError, ServiceTimeoutError } from "deckhand";
+import { type Action, type Deckhand, ServiceError, ServiceTimeoutError } from "deckhand";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   anotherDeckhand,
@@ -117,6 +117,19 @@ describe.each(MODES)("%s", (mode) => {
       expect(result.message).toContain('now leads to button "Delete everything", not button "Increment"');
       expect(await page.title()).not.toBe("deleted");
       expect(await textOf(page, "#count")).toBe("0");
+    });
+
+    it.each([
+      ["a spread copy", (a: Action) => ({ ...a })],
+      ["a JSON copy", (a: Action) => JSON.parse(JSON.stringify(a)) as Action],
+    ])("checks %s of the observed Action the same way (the check is keyed by content)", async (_, copy) => {
+      const page = await open(fx, "index.html", strict);
+      const action = await observeIncrement(strict);
+      await insertButtonBefore(strict);
+      const result = await strict.act(copy(action));
+      expect(result.success).toBe(false);
+      expect(result.message).toContain('now leads to button "Delete everything", not button "Increment"');
+      expect(await page.title()).not.toBe("deleted");
     });
 
     it("finds the element again from its description with selfHeal", async () => {

@@ -35,8 +35,17 @@ export interface ElementState {
   enabled: boolean;
   checked: boolean | null;
   editable: boolean;
+  /** It, or something inside it, has the keyboard focus. */
+  focused: boolean;
+  /** The pointer is over it. */
+  hovered: boolean;
+  /** Some part of it is inside the viewport. */
+  inView: boolean;
+  /** It opens or is part of a list to choose from (a custom dropdown): combobox, listbox, option, menu item, or aria-haspopup. */
+  choosable: boolean;
   tag: string;
   type: string | null;
+  role: string | null;
 }
 
 export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
@@ -426,14 +435,38 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
           !input.readOnly &&
           !input.disabled) ||
         (el as HTMLElement).isContentEditable === true;
+      const role = el.getAttribute("role");
+      const popup = el.getAttribute("aria-haspopup");
+      const choosable =
+        (popup !== null && popup !== "false") ||
+        el.hasAttribute("aria-expanded") ||
+        [
+          "combobox",
+          "listbox",
+          "option",
+          "menuitem",
+          "menuitemradio",
+          "menuitemcheckbox",
+          "treeitem",
+        ].includes(role ?? "") ||
+        el instanceof HTMLSelectElement ||
+        (el instanceof HTMLInputElement && el.hasAttribute("list"));
+      let active: Element | null = document.activeElement;
+      while (active && shadowRootOf(active)?.activeElement) active = shadowRootOf(active)!.activeElement;
+      const rect = el.getBoundingClientRect();
       return {
         connected: el.isConnected,
         visible: isVisible(el),
         enabled: !isDisabled(el),
         checked,
         editable,
+        focused: active !== null && composedContains(el, active),
+        hovered: el.matches(":hover"),
+        inView: rect.bottom > 0 && rect.right > 0 && rect.top < innerHeight && rect.left < innerWidth,
+        choosable,
         tag: el.localName,
         type: el instanceof HTMLInputElement ? input.type : null,
+        role,
       };
     },
 
@@ -551,7 +584,12 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
       for (const option of options) option.selected = chosen.includes(option);
       el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
       el.dispatchEvent(new Event("change", { bubbles: true }));
-      // What the element holds now: a page that rejects the choice in its change handler shows here.
+      // Read back after the page's handlers ran: one that rejects the choice has undone it.
+      if (!chosen.every((o) => o.selected))
+        return {
+          failed: "not-applied",
+          detail: `${describe(el)} did not keep the choice (the page changed it back)`,
+        };
       return [...el.selectedOptions].map((o) => o.value);
     },
 

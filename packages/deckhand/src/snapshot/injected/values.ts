@@ -15,8 +15,14 @@ export function installValues() {
     }
     if (el instanceof HTMLTextAreaElement) return el.value;
     if (el instanceof HTMLSelectElement) return el.selectedOptions[0]?.label ?? "";
+    if ((el as HTMLElement).isContentEditable) return editableText(el as HTMLElement);
     if (role === "textbox" || role === "searchbox") return el.textContent ?? "";
     return null;
+  }
+
+  /** An editor's text as its user typed it (as Locator.inputValue reads it back). */
+  function editableText(el: HTMLElement): string {
+    return el.innerText.replace(/\n$/, "");
   }
 
   /**
@@ -36,11 +42,12 @@ export function installValues() {
 
     /**
      * Records text typed into a field, so that a value that came from `%name%` variables stays
-     * hidden: `typed` is the text as written (tokens, not values), `value` what the field holds
-     * now, `before` what it held before the typing ("" when it was replaced). Text typed after a
-     * masked value keeps the mask; a field with nothing secret in it is shown as it is.
+     * hidden: `typed` is the text as written (tokens, not values), `before` what the field held
+     * before the typing ("" when it was replaced). Text typed after a masked value keeps the mask;
+     * a field with nothing secret in it is shown as it is.
      */
-    noteTyped(el: Element, before: string, typed: string, value: string, secret: boolean): void {
+    noteTyped(el: Element, before: string, typed: string, secret: boolean): void {
+      const value = controlValue(el, "textbox") ?? "";
       const previous = masks.get(el);
       const beforeMasked = before !== "" && previous !== undefined && previous.value === before;
       if (secret || beforeMasked)

@@ -1,0 +1,81 @@
+// act(action): no model. The selector must still lead to what observe saw (the same node, or an
+// element with the same role and name); otherwise, with selfHeal, it is found again from its
+// description (one question to the model, counted under act). It never acts silently on a
+// different element, and an element that cannot take the method is a failure, not a heal.
+
+import { MissingLLMConfigurationError } from "../errors.ts";
+import type { Action, ActResult, Variables } from "../types.ts";
+import { failureText, whatIsAt } from "./act-common.ts";
+import type { OperationContext } from "./context.ts";
+import { elementMoved, isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { normalizeMethod } from "./methods.ts";
+import { observe } from "./observe.ts";
+
+export async function actOnAction(
+  ctx: OperationContext,
+  action: Action,
+  variables: Variables | undefined,
+): Promise<ActResult> {
+  const method = normalizeMethod(action.method);
+  const args = action.arguments ?? [];
+  const remembered = ctx.observed.find(action);
+  const description = action.description || `${method} ${action.selector}`;
+  const one = (success: boolean, message: string, selector = action.selector): ActResult => ({
+    success,
+    message,
+    actionDescription: description,
+    actions: [{ selector, description, method, arguments: args }],
+  });
+
+  let target: StepTarget | undefined;
+  let problem: string | undefined;
+  /** Whether finding the element again could help (it moved), as opposed to it not taking the method. */
+  let moved = true;
+  // Whatever kind of selector came in, the result names the element by its XPath.
+  let performedAt = action.selector;
+  if (action.selector) {
+    const now = await whatIsAt(ctx, action.selector);
+    if (!now) problem = `${JSON.stringify(action.selector)} no longer leads to an element`;
+    else if (
+      remembered &&
+      now.node !== remembered.backendNodeId &&
+      (now.role !== remembered.role || now.name !== remembered.name)
+    ) {
+      problem = `${JSON.stringify(action.selector)} now leads to ${now.role} "${now.name}", not ${remembered.role} "${remembered.name}"`;
+    } else {
+      target = { selector: action.selector, expectedNode: now.node };
+      performedAt = now.xpath;
+    }
+  }
+
+  if (!problem) {
+    try {
+      await runStep(ctx, target, method, args, variables);
+      return one(true, `Done: ${description}.`, performedAt);
+    } catch (error) {
+      if (!isRecoverable(error)) throw error;
+      problem = failureText(error);
+      moved = elementMoved(error);
+    }
+  }
+  if (!ctx.selfHeal || !moved) return one(false, `Not done: ${problem}.`);
+  // Self-heal: find the element again from its description (this needs a model).
+  try {
+    // The user called act: the tokens of this question count under act in metrics.
+    const [found] = await observe(ctx, { instruction: `Find: ${description}`, variables, metricsAs: "act" });
+    if (!found) return one(false, `Not done: ${problem}, and nothing on the page matches "${description}".`);
+    const healed = await whatIsAt(ctx, found.selector);
+    await runStep(ctx, { selector: found.selector, expectedNode: healed?.node }, method, args, variables);
+    return one(
+      true,
+      `Done: ${description}. (Self-healed: ${problem}; found it again at ${found.selector}.)`,
+      found.selector,
+    );
+  } catch (error) {
+    if (error instanceof MissingLLMConfigurationError)
+      return one(false, `Not done: ${problem} (no model to find it again).`);
+    if (isRecoverable(error))
+      return one(false, `Not done: ${problem}; finding it again failed: ${failureText(error)}`);
+    throw error;
+  }
+}

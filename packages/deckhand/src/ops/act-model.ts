@@ -1,0 +1,228 @@
+// act(instruction): the model chooses the element, the method and its arguments from the page's
+// outline, Deckhand does it with real input events, and asks again for the next step until the
+// model says the instruction is done (at most MAX_STEPS). Success is claimed only when every step
+// applied; a step that failed on an element that was gone or could not take it (with selfHeal)
+// makes Deckhand read the page again and ask once more, saying what failed. With an action cache,
+// an identical act is replayed from it first (act-cache.ts) and a successful one is stored.
+
+import { z } from "zod";
+import { absoluteXPath } from "../browser/xpath.ts";
+import type { ActionCache } from "../cache/action-cache.ts";
+import { ServiceElementNotFoundError } from "../errors.ts";
+import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
+import type { ActResult, Variables } from "../types.ts";
+import { replayFromCache } from "./act-cache.ts";
+import { actResult, failureText, type Performed } from "./act-common.ts";
+import type { OperationContext } from "./context.ts";
+import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { ACT_METHODS, methodSpec } from "./methods.ts";
+import { ACT_SYSTEM, userMessage } from "./prompts.ts";
+import { describeVariables } from "./variables.ts";
+
+/** Steps one instruction may take (open a menu, pick from it, ...). */
+const MAX_STEPS = 4;
+
+export const actAnswer = z.object({
+  elementId: z.number().int().describe("The id of the element to act on, or -1."),
+  method: z.enum(ACT_METHODS),
+  arguments: z.array(z.string()).describe("Arguments of the method (see the methods); [] when none."),
+  description: z.string().describe("What this step does, e.g. 'click the Sign in button'."),
+  completed: z.boolean().describe("Whether this step finishes the instruction."),
+});
+type ActAnswer = z.infer<typeof actAnswer>;
+
+export interface ActParams {
+  instruction: string;
+  variables?: Variables;
+  cache?: ActionCache;
+}
+
+/** act(instruction): the model chooses, Deckhand does. */
+export async function actWithModel(ctx: OperationContext, params: ActParams): Promise<ActResult> {
+  const { instruction, variables } = params;
+  const startUrl = ctx.page.url();
+  const cacheKey = params.cache?.key(instruction, startUrl, variables);
+
+  if (params.cache && cacheKey) {
+    const replayed = await replayFromCache(ctx, params.cache, cacheKey, variables);
+    if (replayed) {
+      return actResult(
+        true,
+        `Done from the action cache: ${replayed.map((p) => p.step.description).join(", then ")}.`,
+        instruction,
+        replayed,
+      );
+    }
+  }
+
+  const performed: Performed[] = [];
+  let healedFrom: string | undefined;
+  let failureNote: string | undefined;
+  let finished = false;
+  for (let step = 0; step < MAX_STEPS && !finished; ) {
+    const snapshot = await takeSnapshot(ctx.page, {
+      instruction,
+      domSettleTimeout: ctx.domSettleTimeout,
+      signal: ctx.deadline.signal,
+    });
+    ctx.deadline.check();
+    const answer = await askForStep(ctx, snapshot, instruction, variables, performed, failureNote);
+    ctx.deadline.check();
+    if (answer.elementId >= 0 && !snapshot.has(answer.elementId)) {
+      return actResult(
+        false,
+        `The model chose element [${answer.elementId}], which is not on the page.`,
+        instruction,
+        performed,
+      );
+    }
+    const pageLevel = answer.elementId < 0 && methodSpec(answer.method).element === "optional";
+    if (answer.elementId < 0 && !pageLevel) {
+      return actResult(
+        false,
+        `No element on the page fits the instruction: ${answer.description}`,
+        instruction,
+        performed,
+      );
+    }
+    try {
+      const done = await performAnswer(ctx, snapshot, answer, variables);
+      performed.push(done);
+      failureNote = undefined;
+      step++;
+      finished = answer.completed;
+    } catch (error) {
+      if (!isRecoverable(error)) throw error;
+      if (!ctx.selfHeal || healedFrom !== undefined) {
+        return actResult(
+          false,
+          `Could not ${answer.description}: ${failureText(error)}`,
+          instruction,
+          performed,
+        );
+      }
+      healedFrom = failureText(error);
+      failureNote = `The previous attempt (${answer.description}) failed: ${healedFrom}`;
+      ctx.log.info("act", "self-healing: reading the page again after a failed step", { error: healedFrom });
+    }
+  }
+  if (performed.length === 0) return actResult(false, "Nothing was done.", instruction, performed);
+  if (!finished) {
+    // The model never said the instruction was done: what was done is reported, not claimed.
+    return actResult(
+      false,
+      `Stopped after ${MAX_STEPS} steps without finishing: ${performed.map((p) => p.action.description).join(", then ")}.`,
+      instruction,
+      performed,
+    );
+  }
+  const message =
+    `Done: ${performed.map((p) => p.action.description).join(", then ")}.` +
+    (healedFrom ? ` (Self-healed: the first attempt failed with "${healedFrom}".)` : "");
+  if (params.cache && cacheKey) {
+    await params.cache.put(cacheKey, {
+      instruction,
+      url: startUrl,
+      variables: Object.keys(variables ?? {}).sort(),
+      steps: performed.map((p) => p.step),
+    });
+  }
+  return actResult(true, message, instruction, performed);
+}
+
+async function askForStep(
+  ctx: OperationContext,
+  snapshot: Snapshot,
+  instruction: string,
+  variables: Variables | undefined,
+  performed: Performed[],
+  failureNote: string | undefined,
+): Promise<ActAnswer> {
+  const { data } = await ctx.caller.call({
+    operation: "act",
+    model: ctx.model,
+    signal: ctx.deadline.signal,
+    schema: actAnswer,
+    messages: [
+      { role: "system", content: ACT_SYSTEM },
+      {
+        role: "user",
+        content: userMessage([
+          `Instruction: ${instruction}`,
+          describeVariables(variables),
+          performed.length
+            ? `Steps already done:\n${performed.map((p, i) => `${i + 1}. ${p.action.description}`).join("\n")}`
+            : undefined,
+          failureNote,
+          `Page outline:\n${snapshot.text}`,
+        ]),
+      },
+    ],
+  });
+  return data;
+}
+
+async function performAnswer(
+  ctx: OperationContext,
+  snapshot: Snapshot,
+  answer: ActAnswer,
+  variables: Variables | undefined,
+): Promise<Performed> {
+  const method = answer.method;
+  let target: StepTarget | undefined;
+  let role = "";
+  let name = "";
+  if (answer.elementId >= 0) {
+    const [ref, node] = await Promise.all([
+      snapshot.element(answer.elementId),
+      snapshot.backendNodeId(answer.elementId),
+    ]);
+    target = { selector: ref.xpath, expectedNode: node };
+    role = ref.role;
+    name = ref.name;
+  }
+  const args = [...answer.arguments];
+  if (method === "dragAndDrop" && args[0])
+    args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
+  await runStep(ctx, target, method, args, variables);
+  return {
+    action: { selector: target?.selector ?? "", description: answer.description, method, arguments: args },
+    step: {
+      selector: target?.selector ?? "",
+      method,
+      arguments: args,
+      description: answer.description,
+      role,
+      name,
+    },
+  };
+}
+
+/**
+ * The drop target of a dragAndDrop answer as an XPath (that is how it is recorded and replayed).
+ * The model names it by id or, since a drop zone is often a plain container with no id, by its
+ * text; text is looked up in the frame of the dragged element.
+ */
+async function dropTargetXPath(
+  ctx: OperationContext,
+  snapshot: Snapshot,
+  sourceId: number,
+  target: string,
+): Promise<string> {
+  const id = /^\s*\[?(\d+)\]?\s*$/.exec(target);
+  if (id) {
+    const dropId = Number(id[1]);
+    if (!snapshot.has(dropId))
+      throw new ServiceElementNotFoundError(`[${dropId}]`, "(the drop target is not on the page)");
+    return (await snapshot.element(dropId)).xpath;
+  }
+  const frame = sourceId >= 0 ? snapshot.frameOf(sourceId) : snapshot.page.mainFrame();
+  const { handle } = await frame
+    .locator(`text=${JSON.stringify(target.trim())}`)
+    .resolve({ timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal });
+  try {
+    return await absoluteXPath(frame, handle);
+  } finally {
+    void frame.release(handle);
+  }
+}
