@@ -1,14 +1,13 @@
-// The public client. It checks the options, starts (or attaches to) the browser, and hands the AI
-// operations to the layer that runs them.
+// The public client: checks arguments, registers variables as secrets, applies each operation's
+// deadline and records history. The work is done by a driver (driver.ts): LocalDriver runs it in
+// this process, RemoteDriver asks the Deckhand service. The facade never branches on the mode.
 
-import { Browser } from "./browser/browser.ts";
+import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
-import { browserEndpoint } from "./browser/endpoint.ts";
-import { launchChrome } from "./browser/launch.ts";
 import type { Page } from "./browser/page.ts";
 import { type AnyPage, resolvePage } from "./browser/third-party.ts";
-import { ActionCache } from "./cache/action-cache.ts";
 import { Deadline } from "./deadline.ts";
+import type { Driver } from "./driver.ts";
 import {
   ServiceBrowserClosedError,
   ServiceError,
@@ -17,16 +16,10 @@ import {
   ServiceNotInitializedError,
 } from "./errors.ts";
 import { HistoryRecorder } from "./history.ts";
-import { ModelCaller } from "./llm/caller.ts";
 import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "./llm/schema.ts";
+import { LocalDriver } from "./local/local-driver.ts";
 import { DeckhandLog, SecretRedactor } from "./log.ts";
 import { MetricsRecorder } from "./metrics.ts";
-import { actOnAction } from "./ops/act-action.ts";
-import { actWithModel } from "./ops/act-model.ts";
-import type { OperationContext } from "./ops/context.ts";
-import { extract as extractWithModel } from "./ops/extract.ts";
-import { observe as observeWithModel } from "./ops/observe.ts";
-import { ObservedTargets } from "./ops/observed.ts";
 import { redactVariables, registerVariables } from "./ops/variables.ts";
 import {
   type ActOptions,
@@ -36,8 +29,7 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from "./options.ts";
-import { RemoteSession } from "./remote/remote-session.ts";
-import { takeSnapshot } from "./snapshot/snapshot.ts";
+import { RemoteDriver } from "./remote/remote-driver.ts";
 import type {
   Action,
   ActResult,
@@ -61,22 +53,14 @@ export class Deckhand {
   readonly historyRecorder = new HistoryRecorder();
   /** @internal */
   readonly metricsRecorder = new MetricsRecorder();
-  /** @internal */
-  readonly caller: ModelCaller;
-  private readonly cache: ActionCache | undefined;
+  private driver: Driver;
   private state: State = "new";
   private browser: Browser | undefined;
   private ctx: Context | undefined;
-  /** Set by inContext(): Deckhand works in this context of someone else's browser. */
-  private givenContext: Context | undefined;
-  /** env REMOTE: the session on the Deckhand service. */
-  private readonly remote: RemoteSession | undefined;
   private initPromise: Promise<void> | undefined;
-  /** What the Actions observe returned pointed at (act(action) checks its target against it). */
-  private readonly observed = new ObservedTargets();
+  private closePromise: Promise<void> | undefined;
   /** Deadlines of the operations in flight (a browser that goes away aborts them). */
   private readonly running = new Set<Deadline>();
-  private closePromise: Promise<void> | undefined;
 
   constructor(options: DeckhandOptions) {
     this.options = resolveOptions(options);
@@ -90,18 +74,10 @@ export class Deckhand {
       disablePino: this.options.disablePino,
       redactor: this.redactor,
     });
-    this.caller = new ModelCaller({
-      model: this.options.model,
-      llmClient: this.options.llmClient,
-      systemPrompt: this.options.systemPrompt,
-      log: this.log,
-      metrics: this.metricsRecorder,
-      logInferenceToFile: this.options.logInferenceToFile,
-    });
-    this.remote = this.options.env === "REMOTE" ? new RemoteSession(this.options, this.log) : undefined;
-    // REMOTE: the service caches (serverCache); RemoteSession warns that cacheDir has no effect.
-    const store = this.options.actionCache ?? this.options.cacheDir;
-    this.cache = store && !this.remote ? new ActionCache(store, this.log) : undefined;
+    this.driver =
+      this.options.env === "REMOTE"
+        ? new RemoteDriver(this.options, this.log)
+        : new LocalDriver(this.options, this.log, this.metricsRecorder);
   }
 
   // ---------- lifecycle ----------
@@ -116,7 +92,7 @@ export class Deckhand {
     options: Omit<DeckhandOptions, "env" | "localBrowserLaunchOptions">,
   ): Deckhand {
     const dh = new Deckhand({ ...options, env: "LOCAL" });
-    dh.givenContext = context;
+    dh.driver = new LocalDriver(dh.options, dh.log, dh.metricsRecorder, context);
     return dh;
   }
 
@@ -133,20 +109,13 @@ export class Deckhand {
     this.state = "initializing";
     const started = performance.now();
     try {
-      if (this.remote) {
-        this.browser = await this.remote.start();
-        this.ctx = this.browser.defaultContext();
-      } else if (this.givenContext) {
-        this.browser = this.givenContext.browser;
-        this.ctx = this.givenContext;
-      } else {
-        this.browser = await this.startLocalBrowser();
-        this.ctx = this.browser.defaultContext();
-      }
-      if (!this.ctx.activePage()) await this.ctx.newPage();
-      for (const page of this.ctx.pages()) this.watchPage(page);
-      this.ctx.onPage((page) => this.watchPage(page));
-      this.browser.onDisconnected(() => {
+      const { browser, context } = await this.driver.start();
+      this.browser = browser;
+      this.ctx = context;
+      if (!context.activePage()) await context.newPage();
+      for (const page of context.pages()) this.watchPage(page);
+      context.onPage((page) => this.watchPage(page));
+      browser.onDisconnected(() => {
         if (this.state !== "ready") return;
         this.log.error("browser", "The browser disconnected (closed or crashed).");
         const error = browserGone();
@@ -155,62 +124,11 @@ export class Deckhand {
       this.state = "ready";
       this.log.info("init", "browser ready", {
         ms: Math.round(performance.now() - started),
-        cdpUrl: this.browser.wsEndpoint,
+        cdpUrl: browser.wsEndpoint,
       });
     } catch (error) {
       this.state = "closed";
-      if (this.remote) {
-        this.browser?.disconnect();
-        if (error instanceof ServiceError && error.code === "SESSION_NOT_FOUND") throw error;
-        if (!this.options.sessionId && this.remote.sessionId) await this.remote.end().catch(() => undefined);
-        if (error instanceof ServiceError) throw error;
-      } else if (this.givenContext) await this.givenContext.close().catch(() => undefined);
-      else if (this.browser) await this.browser.close().catch(() => undefined);
-      if (error instanceof ServiceInitError) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new ServiceInitError(`Deckhand could not start: ${this.redactor.redact(reason)}`, {
-        cause: error,
-      });
-    }
-  }
-
-  private async startLocalBrowser(): Promise<Browser> {
-    const launch = this.options.localBrowserLaunchOptions ?? {};
-    const proxy = launch.proxy;
-    const settings = {
-      viewport: launch.viewport,
-      ignoreHTTPSErrors: launch.ignoreHTTPSErrors,
-      proxyCredentials: proxy?.username
-        ? { username: proxy.username, password: proxy.password ?? "" }
-        : undefined,
-      connectTimeoutMs: launch.connectTimeoutMs,
-    };
-    if (launch.cdpUrl) {
-      const endpoint = await browserEndpoint(launch.cdpUrl);
-      return Browser.connect(endpoint, settings);
-    }
-    const launched = await launchChrome({
-      executablePath: launch.executablePath,
-      headless: launch.headless ?? true,
-      port: launch.port,
-      args: launch.args,
-      ignoreDefaultArgs: launch.ignoreDefaultArgs,
-      userDataDir: launch.userDataDir,
-      windowSize: launch.viewport,
-      devtools: launch.devtools,
-      proxy: proxy ? { server: proxy.server, bypass: proxy.bypass } : undefined,
-      keepAlive: this.options.keepAlive,
-      timeoutMs: launch.connectTimeoutMs,
-    });
-    this.log.debug("init", "browser launched", {
-      pid: launched.pid,
-      executablePath: launched.executablePath,
-    });
-    try {
-      return await Browser.connect(launched.wsEndpoint, settings, launched);
-    } catch (error) {
-      await launched.kill();
-      throw error;
+      throw await this.driver.abandon(error);
     }
   }
 
@@ -231,24 +149,7 @@ export class Deckhand {
     this.closePromise = (async () => {
       try {
         await this.initPromise?.catch(() => undefined);
-        const current = browser ?? this.browser;
-        if (this.remote) {
-          current?.disconnect();
-          if (!this.options.keepAlive)
-            await this.remote
-              .end()
-              .catch((error: unknown) =>
-                this.log.error("remote", `ending the session failed: ${(error as Error).message}`),
-              );
-          return;
-        }
-        if (!current) return;
-        if (this.givenContext) {
-          // The browser is shared: only this instance's context goes (unless it is to be kept).
-          if (!this.options.keepAlive) await this.givenContext.close();
-        } else if (this.options.keepAlive || !current.launched) current.disconnect();
-        else if (options.force) await current.kill();
-        else await current.close();
+        await this.driver.close(browser ?? this.browser, options.force ?? false);
       } finally {
         this.browser = undefined;
         this.state = "closed";
@@ -266,25 +167,6 @@ export class Deckhand {
     return this.page;
   }
 
-  private operationContext(
-    page: Page,
-    model: ModelConfiguration | undefined,
-    deadline: Deadline,
-  ): OperationContext {
-    if (typeof model === "object") this.redactor.add(model.apiKey);
-    return {
-      page,
-      caller: this.caller,
-      log: this.log,
-      redactor: this.redactor,
-      model,
-      domSettleTimeout: this.options.domSettleTimeout,
-      selfHeal: this.options.selfHeal,
-      deadline,
-      observed: this.observed,
-    };
-  }
-
   /** Options as they may be recorded: no page object, no variable values, no keys. */
   private recordable(options: {
     page?: unknown;
@@ -296,6 +178,30 @@ export class Deckhand {
     const out: Record<string, unknown> = this.redactor.redactValue(rest);
     if (variables) out.variables = redactVariables(variables);
     return out;
+  }
+
+  /**
+   * Runs an operation under its deadline (the caller's `timeout` and `signal`). While it runs, a
+   * browser that goes away aborts it at once with ServiceBrowserClosedError.
+   */
+  private async underDeadline<T>(
+    operation: string,
+    options: { timeout?: number; signal?: AbortSignal },
+    run: (deadline: Deadline) => Promise<T>,
+  ): Promise<T> {
+    const deadline = Deadline.start(operation, { timeout: options.timeout, signal: options.signal });
+    this.running.add(deadline);
+    try {
+      return await deadline.run(run);
+    } finally {
+      this.running.delete(deadline);
+    }
+  }
+
+  /** The options every driver call carries. */
+  private callOptions(options: { model?: ModelConfiguration; timeout?: number; serverCache?: boolean }) {
+    if (typeof options.model === "object") this.redactor.add(options.model.apiKey);
+    return { model: options.model, timeout: options.timeout, serverCache: options.serverCache };
   }
 
   /**
@@ -315,18 +221,10 @@ export class Deckhand {
     }
     registerVariables(options.variables, this.redactor);
     const started = performance.now();
-    const result = await this.underDeadline("act()", options, (deadline) => {
-      if (this.remote) {
-        return this.remote.act(input, options.variables, {
-          ...this.remoteOptions(options, page),
-          signal: deadline.signal,
-        });
-      }
-      const ctx = this.operationContext(page, options.model, deadline);
-      return typeof input === "string"
-        ? actWithModel(ctx, { instruction: input, variables: options.variables, cache: this.cache })
-        : actOnAction(ctx, input, options.variables);
-    });
+    const call = { ...this.callOptions(options), input, variables: options.variables };
+    const result = await this.underDeadline("act()", options, (deadline) =>
+      this.driver.act(page, call, deadline),
+    );
     this.log.info("act", result.message, {
       success: result.success,
       ms: Math.round(performance.now() - started),
@@ -353,19 +251,15 @@ export class Deckhand {
     }
     const page = await this.targetPage(options.page, "observe()");
     registerVariables(options.variables, this.redactor);
-    const params = {
+    const call = {
+      ...this.callOptions(options),
       instruction: instruction as string | undefined,
       variables: options.variables,
       selector: options.selector,
       ignoreSelectors: options.ignoreSelectors,
     };
     const actions = await this.underDeadline("observe()", options, (deadline) =>
-      this.remote
-        ? this.remote.observe(params.instruction, params, {
-            ...this.remoteOptions(options, page),
-            signal: deadline.signal,
-          })
-        : observeWithModel(this.operationContext(page, options.model, deadline), params),
+      this.driver.observe(page, call, deadline),
     );
     this.historyRecorder.record("observe", { instruction, options: this.recordable(options) }, actions);
     return actions;
@@ -398,22 +292,16 @@ export class Deckhand {
     const options: ExtractOptions =
       (schema ? third : ((second as ExtractOptions | undefined) ?? third)) ?? {};
     const page = await this.targetPage(options.page, "extract()");
-    const params = {
+    const call = {
+      ...this.callOptions(options),
+      instruction: first,
+      schema,
       selector: options.selector,
       ignoreSelectors: options.ignoreSelectors,
       screenshot: options.screenshot,
     };
     const data = await this.underDeadline("extract()", options, (deadline) =>
-      this.remote
-        ? this.remote.extract(first, schema, params, {
-            ...this.remoteOptions(options, page),
-            signal: deadline.signal,
-          })
-        : extractWithModel(this.operationContext(page, options.model, deadline), {
-            instruction: first,
-            schema,
-            ...params,
-          }),
+      this.driver.extract(page, call, deadline),
     );
     this.historyRecorder.record("extract", { instruction: first, options: this.recordable(options) }, data);
     return data;
@@ -421,59 +309,17 @@ export class Deckhand {
 
   private async pageText(options: ExtractOptions): Promise<ExtractPageTextResult> {
     const page = await this.targetPage(options.page, "extract()");
-    const pageText = await this.underDeadline("extract()", options, async (deadline) => {
-      if (this.remote) {
-        const params = { selector: options.selector, ignoreSelectors: options.ignoreSelectors };
-        const remote = await this.remote.extract(undefined, undefined, params, {
-          ...this.remoteOptions(options, page),
-          signal: deadline.signal,
-        });
-        return (remote as ExtractPageTextResult).pageText;
-      }
-      const snapshot = await takeSnapshot(page, {
-        selector: options.selector,
-        ignoreSelectors: options.ignoreSelectors,
-        tokenBudget: false,
-        domSettleTimeout: this.options.domSettleTimeout,
-        signal: deadline.signal,
-      });
-      return snapshot.text;
-    });
+    const call = {
+      ...this.callOptions(options),
+      selector: options.selector,
+      ignoreSelectors: options.ignoreSelectors,
+    };
+    const pageText = await this.underDeadline("extract()", options, (deadline) =>
+      this.driver.pageText(page, call, deadline),
+    );
     const result = { pageText };
     this.historyRecorder.record("extract", { options: this.recordable(options) }, result);
     return result;
-  }
-
-  /**
-   * Runs an operation under its deadline (the caller's `timeout` and `signal`). While it runs, a
-   * browser that goes away aborts it at once with ServiceBrowserClosedError.
-   */
-  private async underDeadline<T>(
-    operation: string,
-    options: { timeout?: number; signal?: AbortSignal },
-    run: (deadline: Deadline) => Promise<T>,
-  ): Promise<T> {
-    const deadline = Deadline.start(operation, { timeout: options.timeout, signal: options.signal });
-    this.running.add(deadline);
-    try {
-      return await deadline.run(run);
-    } finally {
-      this.running.delete(deadline);
-    }
-  }
-
-  /** Per-call options of a REMOTE operation: the target page travels as its frame id. */
-  private remoteOptions(
-    options: { model?: ModelConfiguration; timeout?: number; serverCache?: boolean },
-    page: Page,
-  ) {
-    return {
-      model: options.model,
-      timeout: options.timeout,
-      serverCache: options.serverCache,
-      // Always name the tab: the service's active page may differ from this client's.
-      frameId: page.targetId,
-    };
   }
 
   /**
@@ -481,8 +327,7 @@ export class Deckhand {
    * In REMOTE mode they come from the service's record of the session.
    */
   get metrics(): Promise<DeckhandMetrics> {
-    if (this.remote) return this.remote.metrics();
-    return Promise.resolve(this.metricsRecorder.snapshot());
+    return this.driver.metrics();
   }
 
   // ---------- properties ----------
@@ -517,17 +362,17 @@ export class Deckhand {
 
   /** The remote session's id; undefined for local runs. */
   get sessionId(): string | undefined {
-    return this.remote?.sessionId;
+    return this.driver.session.sessionId;
   }
 
   /** A shareable link to the remote session; undefined for local runs. */
   get sessionUrl(): string | undefined {
-    return this.remote?.sessionUrl;
+    return this.driver.session.sessionUrl;
   }
 
   /** A direct debugger link; undefined for local runs. */
   get debugUrl(): string | undefined {
-    return this.remote?.debugUrl;
+    return this.driver.session.debugUrl;
   }
 
   /** Alias of sessionId (the v3 name). */

@@ -170,12 +170,13 @@ describe("error answers", () => {
         json: { input: "x" },
       });
       expect(notFound.status).toBe(422);
-      // `details`: what a client needs to rebuild the error (here the selector), never its cause.
+      // `details`: what a client needs to rebuild the error (here the selector and the reason a
+      // program switches on), never its cause.
       expect(await notFound.json()).toEqual({
         success: false,
         code: "ELEMENT_NOT_FOUND",
         error: (failWith as Error).message,
-        details: { selector: "//button[@id='buy']" },
+        details: { selector: "//button[@id='buy']", reason: "not-found" },
       });
       failWith = new ServiceInvalidArgumentError("method 'dance' is not supported");
       const invalid = await service.call(`/v1/sessions/${session.id}/act`, {

@@ -1,0 +1,180 @@
+// The LOCAL driver: launches Chromium (or attaches to one, or works in a context it was given) and
+// runs act, observe and extract in this process, with the model called from here.
+
+import { Browser } from "../browser/browser.ts";
+import type { Context } from "../browser/context.ts";
+import { browserEndpoint } from "../browser/endpoint.ts";
+import { launchChrome } from "../browser/launch.ts";
+import type { Page } from "../browser/page.ts";
+import { ActionCache } from "../cache/action-cache.ts";
+import type { Deadline } from "../deadline.ts";
+import type { ActCall, Driver, ExtractCall, ObserveCall, PageTextCall, SessionInfo } from "../driver.ts";
+import { ServiceInitError } from "../errors.ts";
+import { ModelCaller } from "../llm/caller.ts";
+import type { DeckhandLog } from "../log.ts";
+import type { MetricsRecorder } from "../metrics.ts";
+import { actOnAction } from "../ops/act-action.ts";
+import { actWithModel } from "../ops/act-model.ts";
+import type { OperationContext } from "../ops/context.ts";
+import { extract } from "../ops/extract.ts";
+import { observe } from "../ops/observe.ts";
+import { ObservedTargets } from "../ops/observed.ts";
+import type { ResolvedOptions } from "../options.ts";
+import { takeSnapshot } from "../snapshot/snapshot.ts";
+import type { Action, ActResult, DeckhandMetrics, ModelConfiguration } from "../types.ts";
+
+export class LocalDriver implements Driver {
+  readonly session: SessionInfo = { sessionId: undefined, sessionUrl: undefined, debugUrl: undefined };
+  private readonly options: ResolvedOptions;
+  private readonly log: DeckhandLog;
+  private readonly metricsRecorder: MetricsRecorder;
+  private readonly caller: ModelCaller;
+  private readonly cache: ActionCache | undefined;
+  /** What the Actions observe returned pointed at (act(action) checks its target against it). */
+  private readonly observed = new ObservedTargets();
+  /** A context of someone else's browser to work in (Deckhand.inContext), instead of a browser of our own. */
+  private readonly givenContext: Context | undefined;
+  private browser: Browser | undefined;
+
+  constructor(options: ResolvedOptions, log: DeckhandLog, metrics: MetricsRecorder, context?: Context) {
+    this.options = options;
+    this.log = log;
+    this.metricsRecorder = metrics;
+    this.givenContext = context;
+    this.caller = new ModelCaller({
+      model: options.model,
+      llmClient: options.llmClient,
+      systemPrompt: options.systemPrompt,
+      log,
+      metrics,
+      logInferenceToFile: options.logInferenceToFile,
+    });
+    const store = options.actionCache ?? options.cacheDir;
+    this.cache = store ? new ActionCache(store, log) : undefined;
+  }
+
+  async start(): Promise<{ browser: Browser; context: Context }> {
+    if (this.givenContext) {
+      this.browser = this.givenContext.browser;
+      return { browser: this.browser, context: this.givenContext };
+    }
+    this.browser = await this.launchOrAttach();
+    return { browser: this.browser, context: this.browser.defaultContext() };
+  }
+
+  private async launchOrAttach(): Promise<Browser> {
+    const launch = this.options.localBrowserLaunchOptions ?? {};
+    const proxy = launch.proxy;
+    const settings = {
+      viewport: launch.viewport,
+      ignoreHTTPSErrors: launch.ignoreHTTPSErrors,
+      proxyCredentials: proxy?.username
+        ? { username: proxy.username, password: proxy.password ?? "" }
+        : undefined,
+      connectTimeoutMs: launch.connectTimeoutMs,
+    };
+    if (launch.cdpUrl) {
+      const endpoint = await browserEndpoint(launch.cdpUrl);
+      return Browser.connect(endpoint, settings);
+    }
+    const launched = await launchChrome({
+      executablePath: launch.executablePath,
+      headless: launch.headless ?? true,
+      port: launch.port,
+      args: launch.args,
+      ignoreDefaultArgs: launch.ignoreDefaultArgs,
+      userDataDir: launch.userDataDir,
+      windowSize: launch.viewport,
+      devtools: launch.devtools,
+      proxy: proxy ? { server: proxy.server, bypass: proxy.bypass } : undefined,
+      keepAlive: this.options.keepAlive,
+      timeoutMs: launch.connectTimeoutMs,
+    });
+    this.log.debug("init", "browser launched", {
+      pid: launched.pid,
+      executablePath: launched.executablePath,
+    });
+    try {
+      return await Browser.connect(launched.wsEndpoint, settings, launched);
+    } catch (error) {
+      await launched.kill();
+      throw error;
+    }
+  }
+
+  async abandon(error: unknown): Promise<Error> {
+    if (this.givenContext) await this.givenContext.close().catch(() => undefined);
+    else if (this.browser) await this.browser.close().catch(() => undefined);
+    if (error instanceof ServiceInitError) return error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return new ServiceInitError(`Deckhand could not start: ${this.log.redactor.redact(reason)}`, {
+      cause: error,
+    });
+  }
+
+  private context(page: Page, model: ModelConfiguration | undefined, deadline: Deadline): OperationContext {
+    if (typeof model === "object") this.log.redactor.add(model.apiKey);
+    return {
+      page,
+      caller: this.caller,
+      log: this.log,
+      redactor: this.log.redactor,
+      model,
+      domSettleTimeout: this.options.domSettleTimeout,
+      selfHeal: this.options.selfHeal,
+      deadline,
+      observed: this.observed,
+    };
+  }
+
+  act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult> {
+    const ctx = this.context(page, call.model, deadline);
+    return typeof call.input === "string"
+      ? actWithModel(ctx, { instruction: call.input, variables: call.variables, cache: this.cache })
+      : actOnAction(ctx, call.input, call.variables);
+  }
+
+  observe(page: Page, call: ObserveCall, deadline: Deadline): Promise<Action[]> {
+    return observe(this.context(page, call.model, deadline), {
+      instruction: call.instruction,
+      variables: call.variables,
+      selector: call.selector,
+      ignoreSelectors: call.ignoreSelectors,
+    });
+  }
+
+  extract(page: Page, call: ExtractCall, deadline: Deadline): Promise<unknown> {
+    return extract(this.context(page, call.model, deadline), {
+      instruction: call.instruction,
+      schema: call.schema,
+      selector: call.selector,
+      ignoreSelectors: call.ignoreSelectors,
+      screenshot: call.screenshot,
+    });
+  }
+
+  async pageText(page: Page, call: PageTextCall, deadline: Deadline): Promise<string> {
+    const snapshot = await takeSnapshot(page, {
+      selector: call.selector,
+      ignoreSelectors: call.ignoreSelectors,
+      tokenBudget: false,
+      domSettleTimeout: this.options.domSettleTimeout,
+      signal: deadline.signal,
+    });
+    return snapshot.text;
+  }
+
+  metrics(): Promise<DeckhandMetrics> {
+    return Promise.resolve(this.metricsRecorder.snapshot());
+  }
+
+  async close(browser: Browser | undefined, force: boolean): Promise<void> {
+    if (!browser) return;
+    if (this.givenContext) {
+      // The browser is shared: only this instance's context goes (unless it is to be kept).
+      if (!this.options.keepAlive) await this.givenContext.close();
+    } else if (this.options.keepAlive || !browser.launched) browser.disconnect();
+    else if (force) await browser.kill();
+    else await browser.close();
+  }
+}
