@@ -12,8 +12,8 @@
 // fresh clone: the script's shell looks `node` up once, before `npm ci` has created
 // node_modules/.bin/node, and keeps using the machine's (older) Node for the rest of the line.
 //
-// Plain JavaScript on purpose: it runs on whatever Node the machine has (18 or newer), before the
-// pinned Node 24 from node_modules exists.
+// Plain JavaScript on purpose: it runs on whatever Node the machine has, before the pinned Node 24
+// from node_modules exists.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
