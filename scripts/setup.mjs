@@ -36,7 +36,9 @@ const fail = (msg) => {
 if (handOver !== undefined && handOver.length === 0) fail("--run needs the file to run.");
 
 function run(cmd, args) {
-  const result = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
+  // apt-get's package scripts must not stop to ask questions (nor complain that they cannot).
+  const env = { ...process.env, DEBIAN_FRONTEND: process.env.DEBIAN_FRONTEND ?? "noninteractive" };
+  const result = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env });
   if (result.status !== 0)
     fail(`\`${cmd} ${args.join(" ")}\` failed (exit ${result.status ?? result.signal}).`);
 }
