@@ -95,7 +95,7 @@ export class LocalDriver implements Driver {
       executablePath: launched.executablePath,
     });
     try {
-      return await Browser.connect(launched.wsEndpoint, settings, launched);
+      return await Browser.connect(launched, settings);
     } catch (error) {
       await launched.kill();
       throw error;
