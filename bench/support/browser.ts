@@ -2,8 +2,11 @@
 // and a record of every profile directory the benchmarks used, so that the run can prove at the
 // end that no browser process and no temporary directory was left behind.
 
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { type ChromeProcess, leftoverTempDirs, liveChromeProcesses } from "@deckhand/testkit";
+
+export { processesMentioning } from "@deckhand/testkit";
+
 import { Deckhand, type DeckhandOptions } from "deckhand";
 
 /** Keeps Chromium from reaching for the network at start-up (this machine has none). */
@@ -96,22 +99,4 @@ export function profileDirCount(): number {
 /** How many browser processes run on the machine right now (anyone's). */
 export function browserProcessCount(): number {
   return liveChromeProcesses().length;
-}
-
-/** Every process (not only browsers: a watchdog shell too) whose command line contains `text`. */
-export function processesMentioning(text: string): { pid: number; args: string }[] {
-  const found: { pid: number; args: string }[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      if (state === "Z" || state === "X") continue;
-      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
-      if (args.includes(text)) found.push({ pid: Number(entry), args });
-    } catch {
-      // exited while we looked
-    }
-  }
-  return found;
 }

@@ -12,7 +12,13 @@ export {
   productPageHtml,
 } from "./generate.ts";
 export { type FixtureTls, fixtureTls, type HttpsFixtureServer, startHttpsServer } from "./https-server.ts";
-export { type ChromeProcess, leftoverTempDirs, liveChromeProcesses, waitForNoChrome } from "./leaks.ts";
+export {
+  type ChromeProcess,
+  leftoverTempDirs,
+  liveChromeProcesses,
+  processesMentioning,
+  waitForNoChrome,
+} from "./leaks.ts";
 export { fixturesDir, pagesDir, tlsDir } from "./paths.ts";
 export * from "./scripted-model/index.ts";
 export { type ListeningSocket, listeningSockets, processTree } from "./sockets.ts";

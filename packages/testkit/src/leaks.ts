@@ -61,6 +61,27 @@ export function liveChromeProcesses(filter?: string): ChromeProcess[] {
   return found;
 }
 
+/**
+ * Every live process (not only browsers: a watchdog shell too) whose command line contains `text`
+ * (a profile path, say), this process excepted.
+ */
+export function processesMentioning(text: string): ChromeProcess[] {
+  const found: ChromeProcess[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (state === "Z" || state === "X") continue;
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean);
+      if (args.join(" ").includes(text)) found.push({ pid: Number(entry), args });
+    } catch {
+      // exited while we looked
+    }
+  }
+  return found;
+}
+
 /** Absolute paths of the entries of os.tmpdir() whose name starts with `prefix`. */
 export function leftoverTempDirs(prefix: string): string[] {
   const dir = tmpdir();

@@ -30,6 +30,8 @@ export class Browser {
   private readonly contextSettings = new Map<Context, PageSettings>();
   private defaultCtx!: Context;
   private defaultContextId: string | undefined;
+  /** Settles once the default context's id is known (or could not be asked). */
+  private contextsKnown: Promise<void> = Promise.resolve();
   private readonly pagesByTarget = new Map<string, Page>();
   private readonly attaching = new Map<string, Promise<Page | undefined>>();
   private readonly pageWaiters = new Map<string, ((page: Page) => void)[]>();
@@ -89,23 +91,31 @@ export class Browser {
 
   private async start(): Promise<void> {
     const root = this.connection.root;
-    // Known before auto-attach starts: the pages already open are announced at once, and each must
-    // land in the default context, not in one made up for an id not yet known.
-    const contexts = await root.send("Target.getBrowserContexts").catch(() => undefined);
-    this.defaultContextId = contexts?.defaultBrowserContextId;
     this.defaultCtx = new Context(this, undefined);
     this.contextSettings.set(this.defaultCtx, this.options);
     root.on("Target.attachedToTarget", (e) => this.targetAttached(e));
     root.on("Target.detachedFromTarget", (e) => this.targetDetached(e));
+    // Sent together (the browser answers in order, so no round trip waits for another): which
+    // context is the default (pages announced from now on wait for this, so that each lands in
+    // the default context rather than one made up for an id not yet known), auto-attach, and the
+    // pages already open.
+    this.contextsKnown = root
+      .send("Target.getBrowserContexts")
+      .then((contexts) => {
+        this.defaultContextId = contexts.defaultBrowserContextId;
+      })
+      .catch(() => undefined);
     const setup: Promise<unknown>[] = [
+      this.contextsKnown,
       root.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
     ];
     if (this.options.ignoreHTTPSErrors)
       setup.push(root.send("Security.setIgnoreCertificateErrors", { ignore: true }));
+    const listed = root.send("Target.getTargets").catch(() => ({ targetInfos: [] }));
     await Promise.all(setup);
     // Existing pages were announced before setAutoAttach answered; let their setup finish. Under
     // heavy load an announcement can come later still, so wait for every page the browser lists.
-    const { targetInfos } = await root.send("Target.getTargets").catch(() => ({ targetInfos: [] }));
+    const { targetInfos } = await listed;
     const pages = targetInfos.filter((t) => t.type === "page" && !this.pagesByTarget.has(t.targetId));
     await Promise.all([
       ...this.attaching.values(),
@@ -198,26 +208,27 @@ export class Browser {
       this.releaseTarget(session, sessionId);
       return;
     }
-    const context = this.contextFor(targetInfo.browserContextId);
-    const page = new Page(
-      context,
-      targetInfo.targetId,
-      session,
-      targetInfo.openerId,
-      this.contextSettings.get(context) ?? this.options,
-    );
-    page.mainFrame().url = targetInfo.url;
-    const attach = page
-      .attachSession(session)
+    const attach = this.contextsKnown
       .then(() => {
-        if (session.detached) return undefined;
-        this.pagesByTarget.set(targetInfo.targetId, page);
-        // A tab that opens comes to the front; of the tabs found at start, the last one is in front.
-        this.frontTargetId = targetInfo.targetId;
-        context.addPage(page);
-        for (const waiter of this.pageWaiters.get(targetInfo.targetId) ?? []) waiter(page);
-        this.pageWaiters.delete(targetInfo.targetId);
-        return page;
+        const context = this.contextFor(targetInfo.browserContextId);
+        const page = new Page(
+          context,
+          targetInfo.targetId,
+          session,
+          targetInfo.openerId,
+          this.contextSettings.get(context) ?? this.options,
+        );
+        page.mainFrame().url = targetInfo.url;
+        return page.attachSession(session).then(() => {
+          if (session.detached) return undefined;
+          this.pagesByTarget.set(targetInfo.targetId, page);
+          // A tab that opens comes to the front; of the tabs found at start, the last one is in front.
+          this.frontTargetId = targetInfo.targetId;
+          context.addPage(page);
+          for (const waiter of this.pageWaiters.get(targetInfo.targetId) ?? []) waiter(page);
+          this.pageWaiters.delete(targetInfo.targetId);
+          return page;
+        });
       })
       .catch(() => undefined)
       .finally(() => this.attaching.delete(targetInfo.targetId));
@@ -245,8 +256,11 @@ export class Browser {
   }
 
   /**
-   * Closes the browser if Deckhand launched it (waiting for the process and its profile cleanup),
-   * or just disconnects from one it attached to.
+   * Closes the browser if Deckhand launched it, or just disconnects from one it attached to. A
+   * browser on a temporary profile is killed at once (nothing in it is worth a clean shutdown) and
+   * its profile removed; one on the caller's own profile is asked to close, so that it writes what
+   * the profile keeps (cookies), and killed only if it does not exit within `timeoutMs`. Either way
+   * no process of it is left when this resolves.
    */
   async close(options: { timeoutMs?: number } = {}): Promise<void> {
     const launched = this.launched;
@@ -254,21 +268,12 @@ export class Browser {
       this.disconnect();
       return;
     }
-    if (!launched.hasExited()) {
+    if (!launched.temporaryProfile && !launched.hasExited()) {
       await this.connection.root.send("Browser.close").catch(() => undefined);
-      const timeout = options.timeoutMs ?? 5_000;
-      let timer: NodeJS.Timeout | undefined;
-      const exitedInTime = await Promise.race([
-        launched.exited.then(() => true),
-        new Promise<boolean>((r) => {
-          timer = setTimeout(() => r(false), timeout);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!exitedInTime) await launched.kill();
+      await launched.browserExited(options.timeoutMs ?? 5_000);
     }
     this.disconnect();
-    await launched.exited;
+    await launched.kill();
   }
 
   /** Kills a launched browser at once (no graceful shutdown). */

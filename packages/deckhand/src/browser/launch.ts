@@ -8,9 +8,14 @@
 // parent waits for Chrome and then removes the temporary profile, so that a killed caller leaves
 // neither a process nor a directory behind. `keepAlive` launches skip both: that browser is meant
 // to outlive us.
+//
+// Stopping: a browser on a temporary profile has nothing worth a clean shutdown, so it is killed
+// (its whole process group) and its profile removed as soon as every process of it is gone, which
+// takes a few milliseconds. A caller's own profile gets a clean shutdown first (see Browser.close),
+// so that what it holds (cookies) is written.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,8 +76,13 @@ export interface LaunchedChrome {
   /** Resolves once the browser process (and its profile cleanup) has finished. */
   exited: Promise<void>;
   hasExited(): boolean;
-  /** Kills the browser's whole process group and removes a temporary profile. */
+  /**
+   * Kills the browser's whole process group, waits until each of its processes is gone, and
+   * removes the temporary profile (or scratch directory).
+   */
   kill(): Promise<void>;
+  /** Resolves once the browser process itself has exited (a clean shutdown), at most after `timeoutMs`; false on timeout. */
+  browserExited(timeoutMs: number): Promise<boolean>;
   /** The last lines Chrome wrote to stderr, for error messages. */
   stderrTail(): string;
 }
@@ -110,14 +120,16 @@ export function buildChromeArgs(options: ChromeLaunchOptions, userDataDir: strin
 }
 
 // $1 chrome, $2 directory to remove afterwards (the temporary profile or scratch directory; "" for
-// none); the rest are Chrome's arguments. It is removed again two seconds later by a detached
-// subshell, for helper processes of a killed browser that outlive it briefly.
+// none); the rest are Chrome's arguments. It matters when this process died first (Chrome then
+// exits as its pipe closes): the shell removes the directory, and once more a second later for
+// helper processes that outlive the browser briefly. When this process stops the browser, it kills
+// the shell with it and cleans up itself, so no shell is left waiting.
 // fds 3 and 4 (the debugging pipe) are passed to Chrome and then closed in the shell, so that only
 // this Node process holds their other ends.
 const WATCHDOG_SCRIPT =
   'chrome="$1"; profile="$2"; shift 2; "$chrome" "$@" 3<&3 4>&4 & pid=$!; exec 3<&- 4>&-; ' +
   'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; wait "$pid"; code=$?; ' +
-  '[ -n "$profile" ] && { rm -rf "$profile"; (sleep 2; rm -rf "$profile") & }; exit $code';
+  '[ -n "$profile" ] && { rm -rf "$profile"; sleep 1; rm -rf "$profile"; }; exit $code';
 
 /** The pipe's first message, answered before the connection above takes it over (its ids start at 1). */
 const PIPE_PROBE_ID = 0;
@@ -186,11 +198,8 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
     });
   }).then(async () => {
     if (!removable) return;
-    // A helper process of a browser that was killed (not closed) can still write into the profile
-    // for a moment after the browser itself is gone: retry on "not empty", and look again shortly
-    // afterwards without holding anyone up. Cleanup never fails the caller.
+    // Retry on "not empty" (a helper still writing); cleanup never fails the caller.
     await removeProfile(removable);
-    setTimeout(() => void removeProfile(removable), 1_500).unref();
   });
 
   const stderrTail = () => [...stderrLines, partial].filter(Boolean).slice(-12).join("\n");
@@ -271,11 +280,75 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
     exited: exitedPromise,
     hasExited: () => exited,
     kill: async () => {
+      // Every process of the browser, known before they go: they are no children of ours (the
+      // shell's), so only their own entries in /proc tell when they are gone.
+      const processes = descendantsOf(child.pid);
       killGroup(child);
-      await exitedPromise;
+      await Promise.all([exitedPromise, allGone(processes)]);
+      // With every process gone nothing writes into the directory any more.
+      if (removable) await removeProfile(removable);
+    },
+    browserExited: (timeoutMs) => {
+      const browserPid = useWatchdog ? descendantsOf(child.pid, 1)[0] : child.pid;
+      return browserPid === undefined ? exitedPromise.then(() => true) : gone(browserPid, timeoutMs);
     },
     stderrTail,
   };
+}
+
+/** The processes under `pid` (its children, theirs, ...), down to `depth` generations. */
+function descendantsOf(pid: number | undefined, depth = 8): number[] {
+  if (pid === undefined || process.platform !== "linux") return [];
+  const found: number[] = [];
+  let generation = [pid];
+  for (let d = 0; d < depth && generation.length; d++) {
+    const next: number[] = [];
+    for (const parent of generation) {
+      let tasks: string[] = [];
+      try {
+        tasks = readdirSync(`/proc/${parent}/task`);
+      } catch {
+        continue;
+      }
+      for (const task of tasks) {
+        try {
+          const text = readFileSync(`/proc/${parent}/task/${task}/children`, "utf8").trim();
+          if (text) next.push(...text.split(" ").map(Number));
+        } catch {
+          // the task ended while we looked
+        }
+      }
+    }
+    found.push(...next);
+    generation = next;
+  }
+  return found;
+}
+
+/** Whether a process has ended (gone, or a zombie nobody needs to wait for). */
+function ended(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "Z" || state === "X";
+  } catch {
+    return true;
+  }
+}
+
+/** Resolves true once `pid` has ended, or false after `timeoutMs`. */
+async function gone(pid: number, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (let pause = 1; !ended(pid); pause = Math.min(pause * 2, 20)) {
+    if (Date.now() >= until) return false;
+    await new Promise((r) => setTimeout(r, pause));
+  }
+  return true;
+}
+
+/** Resolves once every one of `pids` has ended (a killed process group takes milliseconds). */
+async function allGone(pids: number[]): Promise<void> {
+  await Promise.all(pids.map((pid) => gone(pid, 5_000)));
 }
 
 async function removeProfile(dir: string): Promise<void> {

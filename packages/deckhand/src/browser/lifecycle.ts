@@ -27,6 +27,8 @@ export function checkWaitUntil(value: string | undefined): WaitUntil {
 export class LifecycleWatcher {
   /** Lifecycle events seen per frame and loader, newest loaders last. */
   private readonly seen = new Map<string, Map<string, Set<string>>>();
+  /** Frames that were asked to navigate (a link, a form, a script) and have not committed yet, since when. */
+  private readonly requested = new Map<string, number>();
   private readonly documentStatus = new Map<string, number>();
   /** The session that reports the main frame's events. */
   private readonly session: CdpSession;
@@ -37,6 +39,16 @@ export class LifecycleWatcher {
 
   listen(session: CdpSession): void {
     session.on("Page.lifecycleEvent", (e) => this.record(e.frameId, e.loaderId, e.name));
+    session.on("Page.frameRequestedNavigation", (e) => {
+      // A download or a new window commits nothing here.
+      if (e.disposition === "currentTab") this.requested.set(e.frameId, Date.now());
+    });
+    const settled = (e: { frameId: string } | { frame: { id: string } }) =>
+      this.requested.delete("frameId" in e ? e.frameId : e.frame.id);
+    session.on("Page.frameNavigated", settled);
+    session.on("Page.navigatedWithinDocument", settled);
+    session.on("Page.frameStoppedLoading", settled);
+    session.on("Page.frameClearedScheduledNavigation", settled);
     session.on("Network.responseReceived", (e) => {
       if (e.type === "Document") this.documentStatus.set(e.loaderId, e.response.status);
     });
@@ -50,6 +62,15 @@ export class LifecycleWatcher {
   /** A frame left the page: its events are of no more use. */
   forget(frameId: string): void {
     this.seen.delete(frameId);
+    this.requested.delete(frameId);
+  }
+
+  /** Navigations asked for (within the last `maxAgeMs`) that have not committed a document yet. */
+  pendingNavigations(maxAgeMs: number): number {
+    const now = Date.now();
+    let n = 0;
+    for (const since of this.requested.values()) if (now - since < maxAgeMs) n++;
+    return n;
   }
 
   /**

@@ -58,6 +58,8 @@ export class Page {
   private readonly navigator: Navigator;
   private readonly closeHandlers = new Set<(page: Page) => void>();
   private closedError: ServiceError | undefined;
+  /** @internal When Deckhand last sent an input event to this page (Date.now()); settle waits a little after it. */
+  lastInputAt = 0;
   /** @internal Called after every navigation made through this page's API (for history). */
   onNavigate:
     | ((parameters: Record<string, unknown>, result: { url: string; status: number | null }) => void)
@@ -76,7 +78,10 @@ export class Page {
     this.session = session;
     this.openerId = openerId;
     this.settings = settings;
-    this.keyboard = new Keyboard(session, () => this.ensureFront());
+    this.keyboard = new Keyboard(session, () => {
+      this.lastInputAt = Date.now();
+      return this.ensureFront();
+    });
     this.mouse = new Mouse(session, this.keyboard);
     this.lifecycle = new LifecycleWatcher(session);
     this.tree = new FrameTree(this, targetId, session, (frameId) => this.lifecycle.forget(frameId));
@@ -317,6 +322,11 @@ export class Page {
   /** Requests in flight in this page and its frames (EventSource and WebSocket excluded). */
   inflightRequests(): InflightRequest[] {
     return this.network.requests();
+  }
+
+  /** @internal Navigations of this page's frames asked for within `maxAgeMs` and not committed yet. */
+  pendingNavigations(maxAgeMs: number): number {
+    return this.lifecycle.pendingNavigations(maxAgeMs);
   }
 
   // ---------- evaluation, screenshots ----------

@@ -1,33 +1,88 @@
-// Waiting for a page to stop changing before it is read. A page that is already quiet costs one
-// round trip per frame; there is no fixed idle delay.
+// Waiting for a page to stop changing before it is read, from real signals only:
 //
-// "Quiet" adapts to the page: after a one-off change, QUIET_MS of calm is enough (YOUNG_QUIET_MS
-// while the document is under a second old, when pages start their timers); a page that has
-// been changing every so often (a ticker every 50 ms) must stay calm for twice its rhythm; and a
-// page that has been changing non-stop for longer than ENDLESS_MS (an animation, a clock) is not
-// waited for at all. The caller's bound (domSettleTimeout) caps everything.
+// - requests in flight that can change the DOM (documents, scripts, XHR, fetch), unless they are
+//   old enough to be background traffic (a long poll, a beacon);
+// - navigations asked for and not committed yet, documents still being parsed, and timeouts a
+//   young document set for its first second (content it renders a moment after loading);
+// - DOM changes (after parsing) and Deckhand's own input events within a short quiet window:
+//   a click handler that renders a moment later is waited for; a page that has been changing on
+//   its own at a rhythm (a ticker every 50 ms, not the answer to a click) must stay calm for twice
+//   that rhythm.
+//
+// A still page costs one round trip per frame. A page that has been changing non-stop for longer
+// than ENDLESS_MS (an animation, a clock) is not waited for. Content a page renders by itself later
+// than its first second is not waited for either: the operations look once more when the model
+// finds nothing on a young or changing document (ops/look-again.ts). The caller's bound
+// (domSettleTimeout) caps everything.
 
 import { Deadline } from "../deadline.ts";
 import { domRuntime } from "./in-page.ts";
 import type { Page } from "./page.ts";
 
-/** Calm after a one-off change (about two animation frames). */
-export const QUIET_MS = 30;
-/** Calm required of a document younger than YOUNG_MS: pages start timers as they load. */
-const YOUNG_QUIET_MS = 100;
-const YOUNG_MS = 1_000;
-/** Most calm ever required. */
+/** Calm after a change or an input event before the page counts as still. */
+export const QUIET_MS = 15;
+/** Most calm ever required of a page with a rhythm. */
 const MAX_QUIET_MS = 500;
 /** A burst of changes longer than this is an animation, not loading. */
 const ENDLESS_MS = 2_000;
 /** Requests of these types keep a page "loading"; images, fonts and media do not change the DOM. */
 const DOM_AFFECTING = new Set(["Document", "Script", "XHR", "Fetch", "Other"]);
-/** A request older than this is treated as background (long poll, beacon) and not waited for. */
-const STALE_REQUEST_MS = 2_000;
+/** A request (or a navigation asked for) older than this is treated as background and not waited for. */
+const STALE_MS = 2_000;
+/** How often a busy page is looked at again. */
+const POLL_MS = 10;
 
 export interface SettleResult {
   settled: boolean;
   waitedMs: number;
+  /** What the page looked like when the wait ended (see pageState), when it was looked at. */
+  state: PageState | undefined;
+}
+
+/**
+ * How far each frame's document has come: how many changes it has had (after loading) and its
+ * age. Two states of a page tell whether it changed in between (ops look once more then).
+ */
+export interface PageState {
+  /** Changes per frame id. */
+  changes: Map<string, number>;
+  /** Age (ms) of the main frame's document. */
+  age: number;
+}
+
+/** The page's state now (one round trip per frame). */
+export async function pageState(
+  page: Page,
+  deadline: Deadline = Deadline.none("pageState"),
+): Promise<PageState> {
+  const frames = page.frames().filter((f) => f.hasDocument);
+  const checks = await deadline.race(
+    Promise.all(frames.map((f) => f.invoke(domRuntime, "quiet").catch(() => null))),
+  );
+  return stateOf(page, frames, checks);
+}
+
+function stateOf(
+  page: Page,
+  frames: readonly { id: string }[],
+  checks: readonly ({ changes: number; age: number } | null)[],
+): PageState {
+  const changes = new Map<string, number>();
+  let age = 0;
+  checks.forEach((check, i) => {
+    if (!check) return;
+    const id = frames[i]!.id;
+    changes.set(id, check.changes);
+    if (id === page.mainFrame().id) age = check.age;
+  });
+  return { changes, age };
+}
+
+/** Whether a page changed between two of its states: a frame came, went, or changed. */
+export function changedSince(before: PageState, now: PageState): boolean {
+  if (before.changes.size !== now.changes.size) return true;
+  for (const [id, n] of now.changes) if (before.changes.get(id) !== n) return true;
+  return false;
 }
 
 /**
@@ -43,12 +98,12 @@ export async function waitForSettled(
   const until = started + timeoutMs;
   for (;;) {
     const now = Date.now();
-    const busyNetwork = page
-      .inflightRequests()
-      .some((r) => DOM_AFFECTING.has(r.type) && now - r.startedAt < STALE_REQUEST_MS);
-    let wait = 0;
+    const busy =
+      page.pendingNavigations(STALE_MS) > 0 ||
+      page.inflightRequests().some((r) => DOM_AFFECTING.has(r.type) && now - r.startedAt < STALE_MS);
+    let wait = Math.max(0, QUIET_MS - (now - page.lastInputAt));
     let loading = false;
-    if (!busyNetwork) {
+    if (!busy) {
       const frames = page.frames();
       const checks = await deadline.race(
         Promise.all(
@@ -62,18 +117,17 @@ export async function waitForSettled(
           if (!frames[i]!.detached) loading = true;
           continue;
         }
-        if (check.readyState === "loading") loading = true;
+        if (check.readyState === "loading" || check.timersDue !== null) loading = true;
         if (check.burstAge > ENDLESS_MS) continue;
-        const floor = check.age < YOUNG_MS ? YOUNG_QUIET_MS : QUIET_MS;
         const needed =
-          check.interval === null ? floor : Math.min(MAX_QUIET_MS, Math.max(floor, 2 * check.interval));
-        wait = Math.max(wait, needed - check.sinceMutation);
+          check.rhythm === null ? QUIET_MS : Math.min(MAX_QUIET_MS, Math.max(QUIET_MS, 2 * check.rhythm));
+        wait = Math.max(wait, needed - check.sinceChange);
       }
-      if (!loading && wait <= 0) return { settled: true, waitedMs: Date.now() - started };
+      if (!loading && wait <= 0)
+        return { settled: true, waitedMs: Date.now() - started, state: stateOf(page, frames, checks) };
     }
     const left = until - Date.now();
-    if (left <= 0) return { settled: false, waitedMs: Date.now() - started };
-    const pause = busyNetwork || loading ? 20 : Math.max(5, wait);
-    await deadline.sleep(Math.min(pause, left));
+    if (left <= 0) return { settled: false, waitedMs: Date.now() - started, state: undefined };
+    await deadline.sleep(Math.min(busy || loading ? POLL_MS : Math.max(1, wait), left));
   }
 }

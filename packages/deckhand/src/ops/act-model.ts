@@ -15,6 +15,7 @@ import { replayFromCache } from "./act-cache.ts";
 import { actResult, failureText, type Performed } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
 import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
 import { ACT_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
@@ -58,6 +59,7 @@ export async function actWithModel(ctx: OperationContext, params: ActParams): Pr
   const performed: Performed[] = [];
   let healedFrom: string | undefined;
   let failureNote: string | undefined;
+  let lookedAgain = false;
   let finished = false;
   for (let step = 0; step < MAX_STEPS && !finished; ) {
     const snapshot = await takeSnapshot(ctx.page, {
@@ -78,6 +80,12 @@ export async function actWithModel(ctx: OperationContext, params: ActParams): Pr
     }
     const pageLevel = answer.elementId < 0 && methodSpec(answer.method).element === "optional";
     if (answer.elementId < 0 && !pageLevel) {
+      // A young or changing page may yet show what fits: one more look before giving up.
+      if (!lookedAgain && (await worthLookingAgain(ctx, snapshot))) {
+        lookedAgain = true;
+        ctx.log.info("act", "nothing fits yet; the page is young or changed, so it is read once more");
+        continue;
+      }
       return actResult(
         false,
         `No element on the page fits the instruction: ${answer.description}`,

@@ -5,6 +5,7 @@ import type { ElementRef, Snapshot } from "../snapshot/snapshot.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, Variables } from "../types.ts";
 import type { OperationContext } from "./context.ts";
+import { worthLookingAgain } from "./look-again.ts";
 import { defaultMethodFor, knownMethod } from "./methods.ts";
 import { OBSERVE_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
@@ -73,13 +74,15 @@ function describeRef(ref: ElementRef): string {
 }
 
 export async function observe(ctx: OperationContext, params: ObserveParams): Promise<Action[]> {
-  const snapshot = await takeSnapshot(ctx.page, {
-    selector: params.selector,
-    ignoreSelectors: params.ignoreSelectors,
-    instruction: params.instruction,
-    domSettleTimeout: ctx.domSettleTimeout,
-    signal: ctx.deadline.signal,
-  });
+  const read = () =>
+    takeSnapshot(ctx.page, {
+      selector: params.selector,
+      ignoreSelectors: params.ignoreSelectors,
+      instruction: params.instruction,
+      domSettleTimeout: ctx.domSettleTimeout,
+      signal: ctx.deadline.signal,
+    });
+  const snapshot = await read();
   ctx.deadline.check();
 
   // No instruction: every interactive element, straight from the outline, no model.
@@ -98,6 +101,25 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
     return toActions(ctx, snapshot, picks);
   }
 
+  const instruction = params.instruction;
+  const found = await ask(ctx, params, instruction, snapshot);
+  // Nothing fits on a young or changing page: it may yet show it; one more look before answering [].
+  if (found.length === 0 && (await worthLookingAgain(ctx, snapshot))) {
+    ctx.log.info("observe", "nothing fits yet; the page is young or changed, so it is read once more");
+    const again = await read();
+    ctx.deadline.check();
+    return ask(ctx, params, instruction, again);
+  }
+  return found;
+}
+
+/** Asks the model which elements of `snapshot` match, as Actions. */
+async function ask(
+  ctx: OperationContext,
+  params: ObserveParams,
+  instruction: string,
+  snapshot: Snapshot,
+): Promise<Action[]> {
   const { data } = await ctx.caller.call({
     operation: "observe",
     ...(params.metricsAs ? { metricsAs: params.metricsAs } : {}),
@@ -109,7 +131,7 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
       {
         role: "user",
         content: userMessage([
-          `Instruction: ${params.instruction}`,
+          `Instruction: ${instruction}`,
           describeVariables(params.variables),
           `Page outline:\n${snapshot.text}`,
         ]),

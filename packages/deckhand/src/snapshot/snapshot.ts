@@ -11,7 +11,7 @@ import { type InPageFailure, isInPageFailure } from "../browser/injected/dom-run
 import type { ElementHandle } from "../browser/injected-script.ts";
 import type { Page } from "../browser/page.ts";
 import { parseDeepSelector } from "../browser/selectors.ts";
-import { waitForSettled } from "../browser/settle.ts";
+import { type PageState, waitForSettled } from "../browser/settle.ts";
 import { frameXPathPrefix } from "../browser/xpath.ts";
 import { Deadline } from "../deadline.ts";
 import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
@@ -77,6 +77,8 @@ export class Snapshot {
   readonly page: Page;
   /** @internal */
   readonly generation: number;
+  /** @internal The page's state when it was read (how far each document had come), if it was looked at. */
+  readonly pageState: PageState | undefined;
   private readonly sections: FrameSection[];
   private readonly prefixes = new Map<Frame, Promise<string>>();
   private readonly described = new Map<number, Promise<ElementRef>>();
@@ -89,6 +91,7 @@ export class Snapshot {
     truncated: boolean;
     estimatedTokens: number;
     sections: FrameSection[];
+    pageState?: PageState;
   }) {
     this.page = init.page;
     this.generation = init.generation;
@@ -98,6 +101,7 @@ export class Snapshot {
     this.sections = init.sections;
     this.elementCount = init.sections.reduce((n, s) => n + (s.last - s.first + 1), 0);
     this.url = init.page.url();
+    this.pageState = init.pageState;
   }
 
   /** Every id in the outline (including ones a budget cut left out of the text). */
@@ -262,8 +266,10 @@ export async function takeSnapshot(page: Page, options: SnapshotOptions = {}): P
 }
 
 async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadline): Promise<Snapshot> {
-  if (options.domSettleTimeout !== 0)
-    await waitForSettled(page, options.domSettleTimeout ?? 30_000, deadline);
+  const settled =
+    options.domSettleTimeout !== 0
+      ? await waitForSettled(page, options.domSettleTimeout ?? 30_000, deadline)
+      : undefined;
   const generation = ++generations;
   let root: { frame: Frame; handle: ElementHandle } | undefined;
   if (options.selector) {
@@ -355,5 +361,13 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
     estimated = estimateTokens(text);
     truncated = true;
   }
-  return new Snapshot({ page, generation, text, truncated, estimatedTokens: estimated, sections });
+  return new Snapshot({
+    page,
+    generation,
+    text,
+    truncated,
+    estimatedTokens: estimated,
+    sections,
+    pageState: settled?.state,
+  });
 }

@@ -6,6 +6,7 @@ import {
   leftoverTempDirs,
   liveChromeProcesses,
   match,
+  processesMentioning,
   startChildScript,
   startFixtureServer,
   startScriptedModel,
@@ -36,6 +37,16 @@ describe("init() and close()", () => {
     expect(liveChromeProcesses(profile).length).toBeGreaterThan(0);
     await dh.close();
     expect(await waitForNoChrome(profile, 5_000)).toEqual([]);
+    expect(existsSync(profile)).toBe(false);
+  });
+
+  test("when close() of a temporary profile returns, nothing is left: no process (no watchdog shell either) names the profile, and it is gone", async () => {
+    const dh = await startDeckhand();
+    const { profile } = await browserProcess(dh);
+    expect(processesMentioning(profile).length).toBeGreaterThan(1);
+    await dh.close();
+    // Checked at once, with no waiting: close() itself waits until everything is gone.
+    expect(processesMentioning(profile)).toEqual([]);
     expect(existsSync(profile)).toBe(false);
   });
 

@@ -308,44 +308,57 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
     },
 
     /**
-     * How long the document has gone without a change, how often it changed lately, and for how
-     * long it has been changing (all ms), with its ready state.
+     * The document's ready state, how long ago (ms) it last changed after loading, the longest
+     * pause between the changes it made on its own within the last second (its rhythm; null
+     * without one), how long the current burst of changes has lasted, how many changes it has
+     * had, and its age.
      */
     quiet(): {
       readyState: DocumentReadyState;
-      sinceMutation: number;
-      interval: number | null;
+      sinceChange: number;
+      rhythm: number | null;
       burstAge: number;
+      changes: number;
       age: number;
+      /** How long until the last timeout the young document scheduled for its first second fires (ms); null: none. */
+      timersDue: number | null;
     } {
       const read = (
-        globalThis as unknown as Record<symbol, (() => { recent: number[]; burstStart: number }) | undefined>
+        globalThis as unknown as Record<
+          symbol,
+          | (() => {
+              last: number;
+              burstStart: number;
+              changes: number;
+              own: number[];
+              timersDue: number | null;
+            })
+          | undefined
+        >
       )[Symbol.for("deckhand.lastMutation")];
       const now = performance.now();
-      if (!read) {
-        return {
-          readyState: document.readyState,
-          sinceMutation: Number.POSITIVE_INFINITY,
-          interval: null,
-          burstAge: 0,
-          age: now,
-        };
-      }
-      const { recent, burstStart } = read();
-      const last = recent[recent.length - 1]!;
-      // The longest pause between changes in the last second: a page that ticks must stay calm
-      // for longer than its ticks are apart before it counts as settled.
-      let interval: number | null = null;
-      for (let i = 1; i < recent.length; i++) {
+      const state = read?.() ?? {
+        last: Number.NEGATIVE_INFINITY,
+        burstStart: Number.NEGATIVE_INFINITY,
+        changes: 0,
+        own: [],
+        timersDue: null,
+      };
+      let rhythm: number | null = null;
+      for (let i = 1; i < state.own.length; i++) {
         // Both changes within the last second: a gap to a change long ago is no rhythm.
-        if (now - recent[i - 1]! < 1_000) interval = Math.max(interval ?? 0, recent[i]! - recent[i - 1]!);
+        if (now - state.own[i - 1]! < 1_000)
+          rhythm = Math.max(rhythm ?? 0, state.own[i]! - state.own[i - 1]!);
       }
       return {
         readyState: document.readyState,
-        sinceMutation: now - last,
-        interval,
-        burstAge: now - burstStart,
+        // A number the protocol can carry (it has no Infinity by value): "never" is a long time.
+        sinceChange: Number.isFinite(state.last) ? now - state.last : 1e9,
+        rhythm,
+        burstAge: Number.isFinite(state.burstStart) ? now - state.burstStart : 0,
+        changes: state.changes,
         age: now,
+        timersDue: state.timersDue === null ? null : Math.max(0, state.timersDue - now),
       };
     },
 
