@@ -248,9 +248,9 @@ async function measure(
 }
 
 /**
- * How long to wait after an operation changed the page before the next one is timed. The settle
- * step treats a change less than a second old as part of a rhythm (it then asks for up to 500 ms
- * of calm), so a page counts as quiet only once its last change is over a second old.
+ * How long to wait after an operation changed the page before the next one is timed, so that the
+ * rounds measure operations on a quiet page (the table of operations that follow another at once
+ * measures the other case).
  */
 const QUIET_PAUSE_MS = 1_050;
 
@@ -541,7 +541,8 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       const calls = s.reduce((n, x) => n + x.calls, 0);
       let check: TargetCheck | undefined;
       if (pc.targets) {
-        if (op === "act") check = checkTarget("act: added time, small page", added.median, "ms", "<=", 80);
+        // The core issue's target: no slower than before its changes (19.7 ms in the same bench).
+        if (op === "act") check = checkTarget("act: added time, small page", added.median, "ms", "<=", 20);
         if (op === "observe")
           check = checkTarget("observe: added time, small page", added.median, "ms", "<=", 15);
         if (op === "cached act") {

@@ -7,6 +7,7 @@ import type { Protocol } from "devtools-protocol";
 import { ServiceBrowserClosedError, ServiceTimeoutError } from "../errors.ts";
 import { CdpConnection, type CdpSession } from "./cdp/connection.ts";
 import { Context } from "./context.ts";
+import type { InjectedScript } from "./injected-script.ts";
 import type { LaunchedChrome } from "./launch.ts";
 import { Page, type PageSettings } from "./page.ts";
 
@@ -35,6 +36,8 @@ export class Browser {
   private readonly pagesByTarget = new Map<string, Page>();
   private readonly attaching = new Map<string, Promise<Page | undefined>>();
   private readonly pageWaiters = new Map<string, ((page: Page) => void)[]>();
+  /** @internal In-page scripts installed in every document as it appears (see prewarm). */
+  prewarmed: readonly InjectedScript<unknown>[] = [];
   /** @internal The tab that receives input (the newest tab, or the last one brought to front). */
   frontTargetId: string | undefined;
 
@@ -50,8 +53,8 @@ export class Browser {
 
   /**
    * Connects to a browser and attaches to its pages: by its DevTools WebSocket URL, or a browser
-   * `launchChrome` started (over its pipe when it was launched with `debuggingPort: false`, else
-   * over its WebSocket). `launched` with a URL: the browser this process started there (close()
+   * `launchChrome` started (over its pipe, whether or not it also opened a port for other tools;
+   * over its WebSocket for a keepAlive launch, which has no pipe). `launched` with a URL: the browser this process started there (close()
    * stops it).
    */
   static async connect(
@@ -64,7 +67,8 @@ export class Browser {
       launched = endpoint;
       if (endpoint.pipe) {
         endpoint.pipe.ref();
-        connection = new CdpConnection(endpoint.pipe);
+        // The WebSocket URL, when there is one, is for other tools (connectURL).
+        connection = new CdpConnection(endpoint.pipe, endpoint.wsEndpoint);
       } else if (endpoint.wsEndpoint) {
         connection = await CdpConnection.connect(
           endpoint.wsEndpoint,
@@ -121,6 +125,16 @@ export class Browser {
       ...this.attaching.values(),
       ...pages.map((t) => this.waitForPage(t.targetId, 5_000).catch(() => undefined)),
     ]);
+  }
+
+  /**
+   * Installs these in-page scripts in every document of this browser as soon as it appears (and
+   * now in the documents already there), so that the first operation on a new page does not wait
+   * for their compile. For the scripts every operation uses.
+   */
+  prewarm(scripts: readonly InjectedScript<unknown>[]): void {
+    this.prewarmed = scripts;
+    for (const page of this.pagesByTarget.values()) for (const frame of page.frames()) frame.prewarm();
   }
 
   /** The DevTools WebSocket URL; undefined for a browser driven over its pipe (it has no TCP endpoint). */

@@ -65,6 +65,19 @@ export class Frame {
     const waiters = this.contextWaiters;
     this.contextWaiters = [];
     for (const w of waiters) w.resolve(id);
+    this.prewarm();
+  }
+
+  /**
+   * @internal Installs the browser's prewarmed scripts now. Installing a script costs the page a
+   * compile (milliseconds): done as the document appears, it is ready by the time the first
+   * operation asks for it, instead of on that operation's time.
+   */
+  prewarm(): void {
+    const id = this.contextId;
+    if (id === undefined) return;
+    for (const script of this.page.context.browser.prewarmed)
+      this.injectedObject(script, id).catch(() => undefined);
   }
 
   /** Whether a document is ready to run scripts right now. */

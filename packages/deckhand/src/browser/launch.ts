@@ -67,7 +67,10 @@ export interface ChromeLaunchOptions {
 export interface LaunchedChrome {
   /** The DevTools WebSocket; undefined for a browser launched with `debuggingPort: false`. */
   wsEndpoint: string | undefined;
-  /** The DevTools pipe, for a browser launched with `debuggingPort: false` (`Browser.connect(launched)`). */
+  /**
+   * The DevTools pipe (unless keepAlive): `Browser.connect(launched)` talks over it, with or without
+   * a port open for other tools.
+   */
   pipe: PipeTransport | undefined;
   executablePath: string;
   userDataDir: string;
@@ -203,9 +206,11 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
   });
 
   const stderrTail = () => [...stderrLines, partial].filter(Boolean).slice(-12).join("\n");
-  const pipe = pipeOnly
-    ? new PipeTransport(child.stdio[3] as Writable, child.stdio[4] as Readable, PIPE_PROBE_ID)
-    : undefined;
+  // The pipe is there whenever the browser must not outlive us; Deckhand talks over it even when a
+  // port is open for other tools, since it needs no handshake and is read as soon as Chrome starts.
+  const pipe = options.keepAlive
+    ? undefined
+    : new PipeTransport(child.stdio[3] as Writable, child.stdio[4] as Readable, PIPE_PROBE_ID);
 
   const wsEndpoint = await new Promise<string | undefined>((resolve, reject) => {
     const timeoutMs = options.timeoutMs ?? 30_000;
@@ -213,17 +218,18 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
       () => fail(`it did not open its DevTools ${pipe ? "pipe" : "endpoint"} within ${timeoutMs} ms`),
       timeoutMs,
     );
-    // Over the pipe, Chrome is ready once it answers a first command.
-    pipe?.probe().then(
-      () => {
-        clearTimeout(timer);
-        child.off("exit", onExit);
-        resolve(undefined);
-      },
-      () => {
-        // The pipe closed: the exit handler says why, with Chrome's own words.
-      },
-    );
+    // Over the pipe alone, Chrome is ready once it answers a first command.
+    if (pipeOnly)
+      pipe?.probe().then(
+        () => {
+          clearTimeout(timer);
+          child.off("exit", onExit);
+          resolve(undefined);
+        },
+        () => {
+          // The pipe closed: the exit handler says why, with Chrome's own words.
+        },
+      );
     const onData = (chunk: Buffer) => {
       const text = partial + chunk.toString();
       const lines = text.split("\n");
@@ -232,7 +238,7 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
         stderrLines.push(line);
         if (stderrLines.length > 50) stderrLines.shift();
         const match = /DevTools listening on (ws:\/\/\S+)/.exec(line);
-        if (match?.[1] && !pipe) {
+        if (match?.[1] && !pipeOnly) {
           clearTimeout(timer);
           child.off("exit", onExit);
           resolve(match[1]);
@@ -284,13 +290,33 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
       // shell's), so only their own entries in /proc tell when they are gone.
       const processes = descendantsOf(child.pid);
       killGroup(child);
-      await Promise.all([exitedPromise, allGone(processes)]);
+      // The child is unref'd (a caller may exit without waiting for it); a caller that waits for
+      // the kill must keep this process alive until the exit is seen.
+      child.ref();
+      try {
+        await Promise.all([exitedPromise, allGone(processes)]);
+      } finally {
+        child.unref();
+      }
       // With every process gone nothing writes into the directory any more.
       if (removable) await removeProfile(removable);
     },
-    browserExited: (timeoutMs) => {
+    browserExited: async (timeoutMs) => {
       const browserPid = useWatchdog ? descendantsOf(child.pid, 1)[0] : child.pid;
-      return browserPid === undefined ? exitedPromise.then(() => true) : gone(browserPid, timeoutMs);
+      if (browserPid !== undefined && process.platform === "linux") return gone(browserPid, timeoutMs);
+      child.ref();
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        return await Promise.race([
+          exitedPromise.then(() => true),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(false), timeoutMs);
+          }),
+        ]);
+      } finally {
+        clearTimeout(timer);
+        child.unref();
+      }
     },
     stderrTail,
   };

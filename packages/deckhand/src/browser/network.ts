@@ -10,6 +10,9 @@ export interface InflightRequest {
   startedAt: number;
 }
 
+/** Requests older than this are forgotten: one whose end is never reported must not pile up. */
+const FORGET_MS = 60_000;
+
 export class NetworkTracker {
   private readonly inflight = new Map<string, InflightRequest>();
 
@@ -32,6 +35,9 @@ export class NetworkTracker {
 
   /** Requests in flight now (EventSource and WebSocket excluded). */
   requests(): InflightRequest[] {
+    const now = Date.now();
+    for (const [id, request] of this.inflight)
+      if (now - request.startedAt > FORGET_MS) this.inflight.delete(id);
     return [...this.inflight.values()];
   }
 }

@@ -25,8 +25,12 @@ export const QUIET_MS = 15;
 const MAX_QUIET_MS = 500;
 /** A burst of changes longer than this is an animation, not loading. */
 const ENDLESS_MS = 2_000;
-/** Requests of these types keep a page "loading"; images, fonts and media do not change the DOM. */
-const DOM_AFFECTING = new Set(["Document", "Script", "XHR", "Fetch", "Other"]);
+/**
+ * Requests of these types keep a page "loading": a document, a script, or data a script asked
+ * for. Images, fonts and media do not change the DOM, and neither does what the browser fetches
+ * for itself (type Other: the tab's favicon, which never reports an end to the page).
+ */
+const DOM_AFFECTING = new Set(["Document", "Script", "XHR", "Fetch"]);
 /** A request (or a navigation asked for) older than this is treated as background and not waited for. */
 const STALE_MS = 2_000;
 /** How often a busy page is looked at again. */

@@ -4,6 +4,7 @@
 import { Browser } from "../browser/browser.ts";
 import type { Context } from "../browser/context.ts";
 import { browserEndpoint } from "../browser/endpoint.ts";
+import { domRuntime } from "../browser/in-page.ts";
 import { launchChrome } from "../browser/launch.ts";
 import type { Page } from "../browser/page.ts";
 import { ActionCache } from "../cache/action-cache.ts";
@@ -20,6 +21,7 @@ import { extract } from "../ops/extract.ts";
 import { observe } from "../ops/observe.ts";
 import { ObservedTargets } from "../ops/observed.ts";
 import type { ResolvedOptions } from "../options.ts";
+import { outlineScript } from "../snapshot/in-page.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, ActResult, DeckhandMetrics, ModelConfiguration } from "../types.ts";
 
@@ -54,12 +56,10 @@ export class LocalDriver implements Driver {
   }
 
   async start(): Promise<{ browser: Browser; context: Context }> {
-    if (this.givenContext) {
-      this.browser = this.givenContext.browser;
-      return { browser: this.browser, context: this.givenContext };
-    }
-    this.browser = await this.launchOrAttach();
-    return { browser: this.browser, context: this.browser.defaultContext() };
+    this.browser = this.givenContext ? this.givenContext.browser : await this.launchOrAttach();
+    // Every operation reads pages with these: each new document gets them as it appears.
+    this.browser.prewarm([domRuntime, outlineScript]);
+    return { browser: this.browser, context: this.givenContext ?? this.browser.defaultContext() };
   }
 
   private async launchOrAttach(): Promise<Browser> {

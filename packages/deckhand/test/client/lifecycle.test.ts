@@ -179,6 +179,23 @@ describe("a browser that dies while an operation waits on the model", () => {
   });
 });
 
+describe("a script with nothing else to do", () => {
+  test("close() resolves, nothing is left, and the script ends by itself", async () => {
+    const script = join(here, "../support/init-and-close.ts");
+    const { child, match } = await startChildScript(script, /PROFILE (\S+)/);
+    const profile = match[1]!;
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+    expect(out).toContain("CLOSED");
+    expect(code).toBe(0);
+    expect(processesMentioning(profile)).toEqual([]);
+    expect(existsSync(profile)).toBe(false);
+  });
+});
+
 describe("the calling process is killed", () => {
   test("a SIGKILLed caller leaves no browser and no profile behind", async () => {
     const script = join(here, "../support/launch-and-wait.ts");
