@@ -8,34 +8,73 @@ const SECRET_KEY = /(^|[-_])(api[-_]?key|apikey|password|passwd|secret|token|aut
 const REDACTED = "[redacted]";
 
 /**
+ * Values shorter than this are masked only where they stand as a whole token (not inside a longer
+ * word or number): a one-letter value masked as a substring would turn every "u" of every message
+ * into a hole, garbling it and showing by elimination what the value is. A value this long or
+ * longer cannot stand in unrelated text by chance and is masked wherever it appears.
+ */
+export const WHOLE_TOKEN_BELOW = 8;
+
+/**
  * Knows the secret values of one client (API keys, variable values) and removes them from any
- * text or value. Structural redaction also blanks fields whose names look secret (apiKey, password, ...).
+ * text or value: `redact` for logs and errors (`[redacted]`), `mask` for what a model or a record
+ * of the page sees (a variable's value becomes its `%name%`). Structural redaction also blanks
+ * fields whose names look secret (apiKey, password, ...).
  */
 export class SecretRedactor {
-  private readonly secrets = new Set<string>();
+  /** Secret value -> the variable it belongs to (undefined for keys and passwords). */
+  private readonly secrets = new Map<string, string | undefined>();
   private pattern: RegExp | undefined;
 
-  /** Registers a value that must never be shown. Empty values are ignored. */
-  add(secret: unknown): void {
+  /**
+   * Registers a value that must never be shown; `variable` names the `%name%` variable it is the
+   * value of. Empty values are ignored.
+   */
+  add(secret: unknown, variable?: string): void {
     if (secret === undefined || secret === null) return;
     const text = String(secret);
-    if (text.length === 0 || this.secrets.has(text)) return;
-    this.secrets.add(text);
+    if (text.length === 0) return;
+    if (this.secrets.has(text) && (this.secrets.get(text) !== undefined || variable === undefined)) return;
+    this.secrets.set(text, variable);
     // Longest first, so that a secret containing another is removed whole.
-    const alternatives = [...this.secrets]
+    const alternatives = [...this.secrets.keys()]
       .sort((a, b) => b.length - a.length)
-      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    this.pattern = new RegExp(alternatives.join("|"), "g");
+      .map((s) => {
+        const escaped = s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        return s.length < WHOLE_TOKEN_BELOW ? `(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])` : escaped;
+      });
+    this.pattern = new RegExp(alternatives.join("|"), "gu");
   }
 
   get size(): number {
     return this.secrets.size;
   }
 
-  /** The text with every registered secret replaced by `[redacted]`. */
+  /** The text with every registered secret replaced by `[redacted]` (see WHOLE_TOKEN_BELOW for short ones). */
   redact(text: string): string {
     if (!this.pattern) return text;
     return text.replace(this.pattern, REDACTED);
+  }
+
+  /** The text with each variable's value replaced by its `%name%`, other secrets by `[redacted]`. */
+  mask(text: string): string {
+    if (!this.pattern) return text;
+    return text.replace(this.pattern, (found) => {
+      const variable = this.secrets.get(found);
+      return variable === undefined ? REDACTED : `%${variable}%`;
+    });
+  }
+
+  /** A deep copy of `value` with every string masked (see mask). */
+  maskValue<T>(value: T, depth = 0): T {
+    if (typeof value === "string") return this.mask(value) as T;
+    if (value === null || typeof value !== "object" || depth > 32) return value;
+    if (Array.isArray(value)) return value.map((v) => this.maskValue(v, depth + 1)) as T;
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) out[key] = this.maskValue(v, depth + 1);
+    return out as T;
   }
 
   /** A deep copy of `value` with secrets removed from strings and secret-named fields blanked. */

@@ -127,30 +127,60 @@ export class LocalDriver implements Driver {
     };
   }
 
-  act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult> {
+  /**
+   * Runs an operation so that what it throws says nothing the model was not shown either: an
+   * error's message can quote the page (what covers an element), where a variable's value is.
+   */
+  private async masked<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof Error) error.message = this.log.redactor.mask(error.message);
+      throw error;
+    }
+  }
+
+  async act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult> {
     const ctx = this.context(page, call.model, deadline);
-    return typeof call.input === "string"
-      ? actWithModel(ctx, { instruction: call.input, variables: call.variables, cache: this.cache })
-      : actOnAction(ctx, call.input, call.variables);
+    const result = await this.masked(() =>
+      typeof call.input === "string"
+        ? actWithModel(ctx, { instruction: call.input, variables: call.variables, cache: this.cache })
+        : actOnAction(ctx, call.input, call.variables),
+    );
+    // What the result says is written from the page (element names, errors): a variable's value
+    // the page shows appears as its %name%, as it did to the model.
+    const mask = (text: string) => this.log.redactor.mask(text);
+    return {
+      ...result,
+      message: mask(result.message),
+      actionDescription: mask(result.actionDescription),
+      ...(result.actions
+        ? { actions: result.actions.map((a) => ({ ...a, description: mask(a.description) })) }
+        : {}),
+    };
   }
 
   observe(page: Page, call: ObserveCall, deadline: Deadline): Promise<Action[]> {
-    return observe(this.context(page, call.model, deadline), {
-      instruction: call.instruction,
-      variables: call.variables,
-      selector: call.selector,
-      ignoreSelectors: call.ignoreSelectors,
-    });
+    return this.masked(() =>
+      observe(this.context(page, call.model, deadline), {
+        instruction: call.instruction,
+        variables: call.variables,
+        selector: call.selector,
+        ignoreSelectors: call.ignoreSelectors,
+      }),
+    );
   }
 
   extract(page: Page, call: ExtractCall, deadline: Deadline): Promise<unknown> {
-    return extract(this.context(page, call.model, deadline), {
-      instruction: call.instruction,
-      schema: call.schema,
-      selector: call.selector,
-      ignoreSelectors: call.ignoreSelectors,
-      screenshot: call.screenshot,
-    });
+    return this.masked(() =>
+      extract(this.context(page, call.model, deadline), {
+        instruction: call.instruction,
+        schema: call.schema,
+        selector: call.selector,
+        ignoreSelectors: call.ignoreSelectors,
+        screenshot: call.screenshot,
+      }),
+    );
   }
 
   async pageText(page: Page, call: PageTextCall, deadline: Deadline): Promise<string> {
@@ -161,7 +191,8 @@ export class LocalDriver implements Driver {
       domSettleTimeout: this.options.domSettleTimeout,
       signal: deadline.signal,
     });
-    return snapshot.text;
+    // The page as a model would see it: a variable's value the page shows is its %name%.
+    return this.log.redactor.mask(snapshot.text);
   }
 
   metrics(): Promise<DeckhandMetrics> {

@@ -42,7 +42,7 @@ async function replayCached(
     let target: StepTarget | undefined;
     if (step.selector) {
       const now = await whatIsAt(ctx, step.selector);
-      if (!now || now.role !== step.role || now.name !== step.name) return undefined;
+      if (!now || now.role !== step.role || ctx.redactor.mask(now.name) !== step.name) return undefined;
       target = { selector: step.selector, expectedNode: now.node };
     }
     try {

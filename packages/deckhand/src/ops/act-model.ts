@@ -162,7 +162,7 @@ async function askForStep(
             ? `Steps already done:\n${performed.map((p, i) => `${i + 1}. ${p.action.description}`).join("\n")}`
             : undefined,
           failureNote,
-          `Page outline:\n${snapshot.text}`,
+          `Page outline:\n${ctx.redactor.mask(snapshot.text)}`,
         ]),
       },
     ],
@@ -187,7 +187,8 @@ async function performAnswer(
     ]);
     target = { selector: ref.xpath, expectedNode: node };
     role = ref.role;
-    name = ref.name;
+    // Stored in the action cache: a variable's value in an element's name is kept as its %name%.
+    name = ctx.redactor.mask(ref.name);
   }
   const args = [...answer.arguments];
   if (method === "dragAndDrop" && args[0])

@@ -129,7 +129,7 @@ export async function extract(ctx: OperationContext, params: ExtractParams): Pro
         pieces.length > 1
           ? `This is part ${i + 1} of ${pieces.length} of the page; answer from this part only.`
           : undefined,
-        `Page outline:\n${piece}`,
+        `Page outline:\n${ctx.redactor.mask(piece)}`,
       ]);
       const content: string | LLMContentPart[] = image && i === 0 ? [{ type: "text", text }, image] : text;
       const messages: LLMMessage[] = [
@@ -147,5 +147,6 @@ export async function extract(ctx: OperationContext, params: ExtractParams): Pro
     }),
   );
   ctx.deadline.check();
-  return answers.length === 1 ? answers[0] : merge(answers);
+  // A variable's value the page shows (in a URL field, say) is returned as its %name%.
+  return ctx.redactor.maskValue(answers.length === 1 ? answers[0] : merge(answers));
 }

@@ -53,7 +53,7 @@ export async function toActions(
     const ref = refs[i]!;
     const action: Action = {
       selector: ref.xpath,
-      description: pick.description || describeRef(ref),
+      description: ctx.redactor.mask(pick.description || describeRef(ref)),
       method: knownMethod(pick.method) ?? defaultMethodFor(ref.role),
       arguments: pick.arguments ?? [],
     };
@@ -133,7 +133,7 @@ async function ask(
         content: userMessage([
           `Instruction: ${instruction}`,
           describeVariables(params.variables),
-          `Page outline:\n${snapshot.text}`,
+          `Page outline:\n${ctx.redactor.mask(snapshot.text)}`,
         ]),
       },
     ],

@@ -27,7 +27,7 @@ export function registerVariables(variables: Variables | undefined, redactor: Se
     if (!["string", "number", "boolean"].includes(typeof value)) {
       throw new ServiceInvalidArgumentError(`Variable %${name}% needs a string, number or boolean value.`);
     }
-    redactor.add(String(value));
+    redactor.add(String(value), name);
   }
 }
 

@@ -89,3 +89,36 @@ describe("the client's logging", () => {
     expect(JSON.stringify(lines)).not.toContain("sk-test-never-logged-9876");
   });
 });
+
+describe("the rule for secrets of every length", () => {
+  test("a value of 8 characters or more is masked wherever it appears, even inside a word", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("hunter2-c04e5a");
+    expect(redactor.redact("pw=hunter2-c04e5a; again:xhunter2-c04e5ax")).toBe(
+      "pw=[redacted]; again:x[redacted]x",
+    );
+  });
+
+  test("a shorter value is masked only where it stands alone, so words that contain it stay whole", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("u");
+    redactor.add("42");
+    expect(redactor.redact("user u signed in with PIN 42 (not 4217) at Submit")).toBe(
+      "user [redacted] signed in with PIN [redacted] (not 4217) at Submit",
+    );
+    expect(redactor.redact("u,u;u")).toBe("[redacted],[redacted];[redacted]");
+  });
+
+  test("mask() writes a variable's value as its %name%, and other secrets as [redacted]", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("Ada Lovelace", "name");
+    redactor.add("sk-live-0123456789");
+    expect(redactor.mask("Hello, Ada Lovelace! key sk-live-0123456789")).toBe(
+      "Hello, %name%! key [redacted]",
+    );
+    expect(redactor.maskValue({ greeting: ["Hi Ada Lovelace"], n: 1 })).toEqual({
+      greeting: ["Hi %name%"],
+      n: 1,
+    });
+  });
+});

@@ -174,6 +174,72 @@ describe.each(MODES)("%s", (mode) => {
     });
   });
 
+  describe("a value the page echoes into its text", () => {
+    const NAME = "Ada Lovelace";
+    const named = { name: NAME };
+    let before: number;
+    beforeAll(async () => {
+      await open(fx, "echo.html");
+      before = fx.model.requests.length;
+      await fx.dh.act(
+        { selector: "#name", description: "name field", method: "fill", arguments: ["%name%"] },
+        { variables: named },
+      );
+      expect(await textOf(fx.dh.page, "#greeting")).toBe(`Hello, ${NAME}!`);
+    });
+
+    it("reaches the model as its %name% in the page's text too, not only in the field", async () => {
+      onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Submit"), method: "click" }));
+      await fx.dh.act("submit");
+      const request = fx.model.lastRequest!;
+      expect(request.lastUserText).toContain("Hello, %name%!");
+      expect(JSON.stringify(request.body)).not.toContain(NAME);
+    });
+
+    it("is its %name% in results: page text, extracted data, history", async () => {
+      const { pageText } = await fx.dh.extract();
+      expect(pageText).toContain("Hello, %name%!");
+      expect(pageText).not.toContain(NAME);
+      // The model quotes the greeting as it was shown.
+      fx.model.on(
+        (r) => r.schemaName === "extract",
+        (r) => ({ extraction: /Hello, [^!]*!/.exec(r.lastUserText)?.[0] ?? "" }),
+      );
+      const { extraction } = await fx.dh.extract("the greeting");
+      expect(extraction).toBe("Hello, %name%!");
+      expect(JSON.stringify(await fx.dh.history)).not.toContain(NAME);
+      for (const request of fx.model.requests.slice(before))
+        expect(JSON.stringify(request.body)).not.toContain(NAME);
+    });
+
+    it.runIf(mode === "REMOTE")("stays out of the service's replay record", async () => {
+      expect(JSON.stringify(await fx.service!.replay(fx.dh.sessionId!))).not.toContain(NAME);
+      expect(await fx.service!.storedText()).not.toContain(NAME);
+    });
+  });
+
+  describe("a very short value", () => {
+    it("is masked where it stands alone, and leaves words that contain it intact", async () => {
+      await open(fx, "echo.html");
+      const start = lines.length;
+      await fx.dh.act(
+        { selector: "#initial", description: "initial field", method: "fill", arguments: ["%initial%"] },
+        { variables: { initial: "u" } },
+      );
+      expect(await textOf(fx.dh.page, "#initials")).toBe("Initial: u");
+      const { pageText } = await fx.dh.extract();
+      // Standing alone, the value is masked...
+      expect(pageText).toContain("Initial: %initial%");
+      expect(pageText).not.toMatch(/Initial: u\b/);
+      // ...and words with a "u" in them are untouched: nothing garbled, no holes to guess from.
+      expect(pageText).toContain("button: Submit");
+      expect(pageText).toContain("Your details");
+      expect(pageText).not.toContain("[redacted]");
+      const logged = JSON.stringify(lines.slice(start));
+      expect(logged).not.toContain("[redacted]");
+    });
+  });
+
   describe("act(action) with variables", () => {
     it("substitutes the values without calling the model", async () => {
       const page = await open(fx, "form.html");
