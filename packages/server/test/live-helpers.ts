@@ -18,6 +18,7 @@ import {
 import type pino from "pino";
 import { createLogger } from "../src/logger.ts";
 import { createService, type Service, type ServiceOptions } from "../src/service.ts";
+import type { CdpTarget } from "../src/sessions/live-session.ts";
 import { SqliteStore } from "../src/store/sqlite-store.ts";
 import type { CreatedKey, Store } from "../src/store/store.ts";
 
@@ -220,6 +221,32 @@ export async function cdpCall<T = Record<string, unknown>>(
     });
   } finally {
     ws.close();
+  }
+}
+
+/**
+ * The browser contexts of a session's browser, asked over the service's own connection to it
+ * (pool browsers have no other); none once that browser has closed.
+ */
+export async function browserContextsOf(cdp: CdpTarget): Promise<string[]> {
+  if (!cdp.browser.isConnected()) return [];
+  try {
+    const { browserContextIds } = await cdp.browser.connection.root.send("Target.getBrowserContexts");
+    return browserContextIds;
+  } catch {
+    return [];
+  }
+}
+
+/** The targets of a session's browser (see browserContextsOf); none once it has closed. */
+export async function browserTargetsOf(
+  cdp: CdpTarget,
+): Promise<{ browserContextId?: string; type: string }[]> {
+  if (!cdp.browser.isConnected()) return [];
+  try {
+    return (await cdp.browser.connection.root.send("Target.getTargets")).targetInfos;
+  } catch {
+    return [];
   }
 }
 
