@@ -3,7 +3,7 @@
 // model, and a way to find every Chrome process this service started.
 
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -89,6 +89,8 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
   const key = keys?.key ?? (await store.createKey({ name: "first" }));
   const otherKey = keys?.otherKey ?? (await store.createKey({ name: "other project" }));
 
+  // Each started session's own directory, which must be gone once the service closed.
+  const sessionDirs: string[] = [];
   const call: LiveService["call"] = (pathname, init = {}) => {
     const { json, headers, key: keyOverride, ...requestInit } = init;
     const merged = new Headers(headers);
@@ -119,7 +121,10 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       });
       const text = await response.text();
       if (response.status !== 200) throw new Error(`start answered ${response.status}: ${text}`);
-      return JSON.parse(text).data.sessionId as string;
+      const id = JSON.parse(text).data.sessionId as string;
+      const dir = service.sessions.get(id)?.downloadDir;
+      if (dir) sessionDirs.push(dir);
+      return id;
     },
     op: (id, name, body = {}, init = {}) =>
       call(`/v1/sessions/${id}/${name}`, {
@@ -137,6 +142,8 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       }
       const left = await waitForNoChrome(marker, 5000);
       if (left.length > 0) throw new Error(`Chrome left running: ${left.map((p) => p.pid).join(", ")}`);
+      const dirs = sessionDirs.filter((dir) => existsSync(dir));
+      if (dirs.length > 0) throw new Error(`session directories left: ${dirs.join(", ")}`);
     },
   };
 }
