@@ -375,6 +375,10 @@ export class CdpIsolation implements SessionScope {
       if (own) this.toClient(forClient);
       return;
     }
+    // A browser-level session hears only what is the client's: target events (above) and its own
+    // context's downloads. Events of a target session are that target's own.
+    const browserLevel = sessionId === undefined || this.browserSessions.has(sessionId);
+    if (browserLevel && !method?.startsWith("Browser.download")) return;
     this.toClient(forClient);
   }
 
