@@ -34,6 +34,8 @@ function send(url: URL, target: EgressTarget, init: PinnedRequest): Promise<Inco
         method: init.method,
         headers: init.headers,
         lookup: pinnedLookup(target),
+        // A connection of its own per request: a pooled one could be to an address checked earlier.
+        agent: false,
         timeout: init.timeoutMs,
         ...(init.signal ? { signal: init.signal } : {}),
       },
@@ -47,8 +49,8 @@ function send(url: URL, target: EgressTarget, init: PinnedRequest): Promise<Inco
 
 /**
  * A `fetch` for a model provider whose `baseURL` a caller gave: every request is checked against
- * `policy` and sent to the checked address; an answer that is not a success, or not JSON or an
- * event stream, is refused without reading it. `describe` names the endpoint in errors.
+ * `policy` and sent to the checked address. An error answer keeps its status but not its body; a
+ * success that is not JSON or an event stream is refused unread. `describe` names the endpoint.
  */
 export function guardedFetch(
   policy: EgressPolicy,
@@ -81,11 +83,20 @@ export function guardedFetch(
       });
     } catch (error) {
       if (init.signal?.aborted) throw error;
-      throw unusable();
+      // What fetch throws when it cannot connect: the provider retries it, as it would its own.
+      throw new TypeError("fetch failed", { cause: unusable() });
     }
     const status = response.statusCode ?? 0;
     const type = String(response.headers["content-type"] ?? "");
-    if (status < 200 || status >= 300 || !/application\/json|text\/event-stream/i.test(type)) {
+    if (status < 200 || status >= 300) {
+      // The status goes on (the provider retries 429 and 5xx as usual); what the endpoint wrote does not.
+      response.destroy();
+      return new Response(JSON.stringify({ error: { message: "The model endpoint refused the request." } }), {
+        status,
+        headers: { "content-type": "application/json" },
+      });
+    }
+    if (!/application\/json|text\/event-stream/i.test(type)) {
       response.destroy();
       throw unusable();
     }
