@@ -317,6 +317,12 @@ export class CdpIsolation implements SessionScope {
     if (this.closed) return;
     const { method } = message;
     const params = message.params ?? {};
+    // The browser let go of the client's own session (it is closing, or the target went): so does
+    // the proxy. That event comes on the connection's root, where nothing else of the client's does.
+    if (method === "Target.detachedFromTarget" && params.sessionId === this.root) {
+      this.onChannelClosed?.();
+      return;
+    }
     if (
       message.sessionId !== this.root &&
       !this.sessions.has(message.sessionId ?? "") &&
@@ -353,11 +359,6 @@ export class CdpIsolation implements SessionScope {
     }
     if (method === "Target.detachedFromTarget") {
       const child = params.sessionId as string;
-      if (child === this.root) {
-        // The browser let go of the client's session (it is closing): so does the proxy.
-        this.onChannelClosed?.();
-        return;
-      }
       if (this.sessions.delete(child) || this.browserSessions.delete(child)) this.toClient(forClient);
       return;
     }

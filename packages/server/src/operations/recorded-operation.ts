@@ -60,10 +60,16 @@ function failureRecord(error: unknown, signal: AbortSignal, requestId: string): 
   return { success: false, error: body.error, code: body.code };
 }
 
+/** The marker every Vercel AI SDK error carries (what its `AISDKError.isInstance` checks). */
+const AI_SDK_ERROR = Symbol.for("vercel.ai.error");
+
 /**
- * A model call to a caller's endpoint that failed: the caller learns that the endpoint could not be
- * used, never the text of what answered (a banner, a status line, an error page of something that
- * is not a model); the operator's log keeps the whole error.
+ * A model call to a caller's endpoint that failed on the way there or back (no connection, an
+ * error status, an answer that is not a model API's: the library's LLMResponseError caused by the
+ * provider's own error): the caller learns only that the endpoint could not be used, never what
+ * answered (a status, a banner, "invalid JSON" from something that is not a model); the operator's
+ * log keeps the whole error. A model's answer that the operation could not use is the model's, and
+ * goes out as it would in LOCAL mode.
  */
 function uniformModelFailure(
   error: unknown,
@@ -73,6 +79,8 @@ function uniformModelFailure(
 ): unknown {
   if (endpoint === undefined || !(error instanceof ServiceError) || error.code !== "LLM_RESPONSE")
     return error;
+  const cause = error.cause as Record<symbol, unknown> | null | undefined;
+  if (typeof cause !== "object" || cause === null || cause[AI_SDK_ERROR] !== true) return error;
   deps.log.info({ sessionId, err: error }, "the caller's model endpoint failed");
   return new ApiError(
     502,
