@@ -265,11 +265,12 @@ describe("files and downloads", () => {
         browserContextId: svc.service.sessions.get(sibling)!.cdp.contextId,
       });
       expect(foreign.error?.message).toMatch(/names a browser context that is not this session's/);
-      await client.call("Page.navigate", { url: fx.site.url("index.html") }, tabSession);
+      // The page is loaded (the HTTP navigate waits for it) before its link is clicked.
+      await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
       await client.call(
         "Runtime.evaluate",
         {
-          expression: `(() => { const a = document.createElement("a"); a.href = "/download"; a.download = ""; document.body.append(a); a.click(); })()`,
+          expression: `(() => { const a = document.createElement("a"); a.href = ${JSON.stringify(fx.site.url("download"))}; a.download = ""; document.body.append(a); a.click(); })()`,
         },
         tabSession,
       );
