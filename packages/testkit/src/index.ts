@@ -21,5 +21,5 @@ export {
 } from "./leaks.ts";
 export { fixturesDir, pagesDir, tlsDir } from "./paths.ts";
 export * from "./scripted-model/index.ts";
-export { type ListeningSocket, listeningSockets, processTree } from "./sockets.ts";
+export { allListeningSockets, type ListeningSocket, listeningSockets, processTree } from "./sockets.ts";
 export { startXvfb, type VirtualDisplay, xvfbAvailable } from "./xvfb.ts";

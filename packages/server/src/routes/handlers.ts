@@ -85,4 +85,6 @@ export interface RouteDeps {
   store: Store;
   handlers: Partial<SessionHandlers>;
   maxSessions: number;
+  /** Most active sessions of one project. Default: maxSessions. */
+  maxSessionsPerProject?: number;
 }
