@@ -11,6 +11,7 @@ export {
 export { chromeSearchPaths, findChrome } from "./browser/chrome-path.ts";
 export { Context } from "./browser/context.ts";
 export { Frame } from "./browser/frame.ts";
+export type { ElementState } from "./browser/injected/dom-runtime.ts";
 export type { ClickOptions, MouseButton } from "./browser/input.ts";
 export {
   type ChromeLaunchOptions,
@@ -39,8 +40,10 @@ export type {
   LLMResponse,
   LLMUsage,
 } from "./llm/client.ts";
-export { DeckhandLog, SecretRedactor } from "./log.ts";
+export { DEFAULT_MODEL_NAME, parseModelName } from "./llm/resolve-model.ts";
+export { DeckhandLog, SecretRedactor, WHOLE_TOKEN_BELOW } from "./log.ts";
 export { MetricsRecorder } from "./metrics.ts";
+export { variableValue, variableValues } from "./ops/variables.ts";
 export type {
   ActOptions,
   DeckhandOptions,
@@ -59,3 +62,4 @@ export {
   takeSnapshot,
 } from "./snapshot/snapshot.ts";
 export type * from "./types.ts";
+export { actionOnTheWire, actResultOnTheWire } from "./wire.ts";

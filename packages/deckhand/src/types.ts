@@ -91,3 +91,43 @@ export interface HistoryEntry {
   /** ISO 8601. */
   timestamp: string;
 }
+
+// ---------- the replay record of a REMOTE session (spec 2.3-2.6) ----------
+
+/** Spec 2.6. Every field optional; `timeMs` in milliseconds, `cost` in the provider's currency unit. */
+export interface ReplayTokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  timeMs?: number;
+  cost?: number;
+}
+
+/** Spec 2.5: one recorded operation. Optional fields are absent, never null. */
+export interface ReplayAction {
+  /** act, extract, observe, navigate, agentExecute. */
+  method: string;
+  /** The call's parameters, variable values redacted. */
+  parameters: Record<string, unknown>;
+  result: Record<string, unknown>;
+  /** Start of the operation, epoch milliseconds. */
+  timestamp: number;
+  /** End of the operation, epoch milliseconds. */
+  endTime?: number;
+  tokenUsage?: ReplayTokenUsage;
+}
+
+/** Spec 2.4: consecutive actions on one URL. `duration`: from the first action's start to the last one's end (ms). */
+export interface ReplayPage {
+  url: string;
+  timestamp: number;
+  duration: number;
+  actions: ReplayAction[];
+}
+
+/** Spec 2.3: what GET /v1/sessions/{id}/replay answers (its `data`). */
+export interface SessionReplay {
+  /** In the order the session visited them. */
+  pages: ReplayPage[];
+  /** The x-language header the session was started with. */
+  clientLanguage?: string;
+}

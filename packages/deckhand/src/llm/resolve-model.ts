@@ -71,7 +71,11 @@ function optionError(field: string, problem: string): ServiceEnvironmentError {
   return new ServiceEnvironmentError(`model.${field}`, problem);
 }
 
-function splitModelName(modelName: string): { provider: string; modelId: string } {
+/**
+ * The provider and the model id of a `"provider/model"` name (the id may contain slashes);
+ * InvalidAISDKModelFormatError when it is not of that form.
+ */
+export function parseModelName(modelName: string): { provider: string; modelId: string } {
   const slash = modelName.indexOf("/");
   const provider = slash > 0 ? modelName.slice(0, slash).trim() : "";
   const modelId = slash > 0 ? modelName.slice(slash + 1).trim() : "";
@@ -153,7 +157,7 @@ export function resolveModel(config: ModelConfiguration | undefined, env: Env = 
     const prefix = `${explicitProvider}/`;
     modelId = rawName.startsWith(prefix) ? rawName.slice(prefix.length) : rawName;
   } else {
-    ({ provider: providerName, modelId } = splitModelName(rawName.trim()));
+    ({ provider: providerName, modelId } = parseModelName(rawName.trim()));
   }
 
   const optionBaseURL = readString(object, "baseURL");

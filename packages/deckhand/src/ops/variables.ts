@@ -11,6 +11,11 @@ export function variableValue(variable: VariableValue): VariablePrimitive {
   return typeof variable === "object" && variable !== null ? variable.value : variable;
 }
 
+/** The values of a set of variables (what must never be shown), in order. */
+export function variableValues(variables: Variables | undefined): VariablePrimitive[] {
+  return Object.values(variables ?? {}).map(variableValue);
+}
+
 /** Checks variable names and values, and registers every value as a secret. */
 export function registerVariables(variables: Variables | undefined, redactor: SecretRedactor): void {
   if (!variables) return;

@@ -14,7 +14,15 @@ import { type SchemaInput, toResponseSchema } from "../llm/schema.ts";
 import type { DeckhandLog } from "../log.ts";
 import { type MetricsOperation, MetricsRecorder } from "../metrics.ts";
 import type { ResolvedOptions } from "../options.ts";
-import type { Action, ActResult, DeckhandMetrics, ModelConfiguration, Variables } from "../types.ts";
+import type {
+  Action,
+  ActResult,
+  DeckhandMetrics,
+  ModelConfiguration,
+  SessionReplay,
+  Variables,
+} from "../types.ts";
+import { actionOnTheWire } from "../wire.ts";
 import { ServiceClient } from "./service-client.ts";
 
 export const DEFAULT_SERVICE_URL = "http://127.0.0.1:3000";
@@ -26,15 +34,6 @@ interface StartData {
   available: boolean;
   sessionUrl?: string;
   debugUrl?: string;
-}
-
-interface ReplayData {
-  pages: {
-    actions: {
-      method: string;
-      tokenUsage?: { inputTokens?: number; outputTokens?: number; timeMs?: number };
-    }[];
-  }[];
 }
 
 export interface RemoteCallOptions {
@@ -51,19 +50,6 @@ function splitModel(model: ModelConfiguration | undefined): { model?: ModelConfi
   if (model === undefined || typeof model === "string") return { model };
   const { apiKey, ...rest } = model;
   return { model: rest as ModelConfiguration, key: apiKey };
-}
-
-/**
- * An Action as the service takes it: every field of spec 2.7 present. act(action) lets `method`
- * (click) and `arguments` (none) be left out; the library fills them in the same way.
- */
-function onTheWire(action: Action): Required<Action> {
-  return {
-    selector: action.selector,
-    description: action.description ?? "",
-    method: action.method ?? "click",
-    arguments: action.arguments ?? [],
-  };
 }
 
 export class RemoteSession {
@@ -186,7 +172,7 @@ export class RemoteSession {
       "POST",
       this.path("act"),
       {
-        input: typeof input === "string" ? input : onTheWire(input),
+        input: typeof input === "string" ? input : actionOnTheWire(input),
         options: {
           ...(model ? { model } : {}),
           ...(variables ? { variables } : {}),
@@ -267,7 +253,7 @@ export class RemoteSession {
   async metrics(): Promise<DeckhandMetrics> {
     const recorder = new MetricsRecorder();
     if (!this.sessionId) return recorder.snapshot();
-    const replay = await this.client.request<ReplayData>("GET", this.path("replay"));
+    const replay = await this.client.request<SessionReplay>("GET", this.path("replay"));
     for (const page of replay.pages) {
       for (const action of page.actions) {
         const op = (action.method === "agentExecute" ? "agent" : action.method) as MetricsOperation;

@@ -9,25 +9,11 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createLogger, createService, openStore, type Service, type ServiceOptions } from "@deckhand/server";
 import { liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
+import type { SessionReplay } from "deckhand";
 import { QUIET_ARGS } from "./browser.ts";
 
 /** A replay record as GET /v1/sessions/{id}/replay answers it (spec 2.3). */
-export interface Replay {
-  pages: {
-    url: string;
-    timestamp: number;
-    duration: number;
-    actions: {
-      method: string;
-      parameters: Record<string, unknown>;
-      result: Record<string, unknown>;
-      timestamp: number;
-      endTime?: number;
-      tokenUsage?: { inputTokens?: number; outputTokens?: number; timeMs?: number; cost?: number };
-    }[];
-  }[];
-  clientLanguage?: string;
-}
+export type Replay = SessionReplay;
 
 export interface TestService {
   /** http://127.0.0.1:port, the `apiUrl` of a REMOTE client. */

@@ -2,13 +2,13 @@
 // play) or an Action (no model).
 
 import { randomUUID } from "node:crypto";
-import type { Action, ActOptions, ActResult } from "deckhand";
+import { type Action, type ActOptions, type ActResult, actResultOnTheWire, variableValues } from "deckhand";
 import { ProjectCache } from "../cache/server-cache.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionActBody, SessionActData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
-import { cacheInPlay, modelKeyOf, timeoutOf, variableValues } from "./call-options.ts";
+import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
 export async function sessionAct(
@@ -39,9 +39,9 @@ export async function sessionAct(
         ...(options.variables ? { variables: options.variables } : {}),
         ...(model !== undefined ? { model } : {}),
       };
-      // An Action observe returned is checked against the element it was observed on.
-      if (!byInstruction)
-        return dh.act(live.observed.original(input as Action) ?? (input as Action), callOptions);
+      // An Action observe returned is checked against the element it was observed on: the library
+      // knows it by its content, so the copy that came over HTTP gets the same check.
+      if (!byInstruction) return dh.act(input as Action, callOptions);
       if (!useCache) return dh.act(input, callOptions);
       const cache = new ProjectCache(deps.store, live.projectId, (error) =>
         deps.log.warn({ err: error }, "server cache unavailable"),
@@ -52,20 +52,6 @@ export async function sessionAct(
       return { ...outcome.result, cacheStatus: outcome.cacheStatus };
     },
   });
-  return { result: onTheWire(result), actionId: randomUUID() };
-}
-
-/** Spec 2.8's ActResult, whose actions carry every field of spec 2.7 (act result: all required). */
-function onTheWire(result: ActResult & { cacheStatus?: "HIT" | "MISS" }): SessionActData["result"] {
-  const { actions, ...rest } = result;
-  if (!actions) return rest;
-  return {
-    ...rest,
-    actions: actions.map((action) => ({
-      selector: action.selector,
-      description: action.description,
-      method: action.method ?? "click",
-      arguments: action.arguments ?? [],
-    })),
-  };
+  // Spec 2.8's ActResult, whose actions carry every field of spec 2.7.
+  return { result: actResultOnTheWire(result), actionId: randomUUID() };
 }

@@ -1,7 +1,6 @@
 // Per-call settings every AI operation decides the same way: whether the server cache is in play,
 // how long the call may take, and which values are secrets.
 
-import type { Variables } from "deckhand";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 
@@ -25,12 +24,6 @@ export function timeoutOf(
   service: number,
 ): number {
   return perCall ?? fallback ?? service;
-}
-
-/** The values of `variables` (what log lines must never show). */
-export function variableValues(variables: Variables | undefined): unknown[] {
-  if (!variables) return [];
-  return Object.values(variables).map((v) => (typeof v === "object" && v !== null ? v.value : v));
 }
 
 /** The key of a body's model object, if it carries one. */

@@ -2,13 +2,13 @@
 // play), or every interactive element (no instruction, no model).
 
 import { randomUUID } from "node:crypto";
-import type { Action, ObserveOptions, Page } from "deckhand";
+import { type Action, type ObserveOptions, type Page, variableValues } from "deckhand";
 import { cacheKey, ProjectCache } from "../cache/server-cache.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionObserveBody, SessionObserveData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
-import { cacheInPlay, modelKeyOf, timeoutOf, variableValues } from "./call-options.ts";
+import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
 /** Whether every cached action's selector still leads to an element of the page. */
@@ -55,7 +55,6 @@ export async function sessionObserve(
       const observe = async (input?: string) => {
         const actions =
           input === undefined ? await dh.observe(callOptions) : await dh.observe(input, callOptions);
-        live.observed.remember(actions);
         return actions;
       };
       if (instruction === undefined) return observe();

@@ -2,6 +2,7 @@
 // property it does not declare (`additionalProperties: false`); parameters and result are the
 // spec's "object with string keys and values of any type".
 
+import type { SessionReplay } from "deckhand";
 import { z } from "zod";
 import { EPOCH_MS } from "./common.ts";
 import { doc, named } from "./registry.ts";
@@ -46,6 +47,12 @@ export const ReplayResultOutput = named(
     clientLanguage: doc(z.string().optional(), "The x-language header the session was started with."),
   }),
 );
+
+/** True when two types accept exactly the same values. */
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// The replay shape is the library's (SessionReplay): this schema must describe exactly it, or the
+// service does not compile.
+true satisfies SameShape<z.output<typeof ReplayResultOutput>, SessionReplay>;
 
 export const ReplayResponse = named(
   "ReplayResponse",

@@ -6,7 +6,6 @@ import { rm } from "node:fs/promises";
 import { type Browser, type Deckhand, type LogLine, ServiceCancelledError } from "deckhand";
 import type { SessionActionCache } from "../cache/session-action-cache.ts";
 import type { BrowserLease } from "./browser-pool.ts";
-import { ObservedActions } from "./observed-actions.ts";
 import { OperationQueue } from "./operation-queue.ts";
 
 /** Where the session's browser context is, for the CDP proxy. */
@@ -94,8 +93,6 @@ export class LiveSession {
   readonly downloadDir: string;
   readonly maxTabs: number;
   private readonly ownBrowser: Browser | undefined;
-  /** What observe answered, for act(action) to check (see ObservedActions). */
-  readonly observed = new ObservedActions();
   private readonly queue = new OperationQueue();
   private readonly lifetime = new AbortController();
   private readonly lease: BrowserLease | undefined;

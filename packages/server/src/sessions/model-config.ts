@@ -3,24 +3,29 @@
 // object handed to the library for the duration of the call, and nowhere else: the request log
 // drops the header, and replay parameters are recorded from the body, which never carries it.
 
-import type { ModelConfiguration } from "deckhand";
+import {
+  DEFAULT_MODEL_NAME,
+  InvalidAISDKModelFormatError,
+  type ModelConfiguration,
+  parseModelName,
+} from "deckhand";
 import { ApiError } from "../errors.ts";
 import { checkEgress, type EgressPolicy } from "../policy/egress.ts";
 import { guardedFetch } from "../policy/pinned-http.ts";
-
-/** The library's model when neither the call nor the session names one. */
-export const LIBRARY_DEFAULT_MODEL = "openai/gpt-4.1-mini";
 
 /** The body's model as validated: a "provider/model" string or an object with at least modelName. */
 export type RequestModel = string | ({ modelName: string } & Record<string, unknown>);
 
 /**
- * 400 naming `field` unless `name` is "provider/model". Its code is the library's for this error
- * (InvalidAISDKModelFormatError), so that a REMOTE client raises the same class as a LOCAL one.
+ * 400 naming `field` unless `name` is "provider/model" as the library reads it (parseModelName).
+ * Its code is the library's for this error (InvalidAISDKModelFormatError), so that a REMOTE client
+ * raises the same class as a LOCAL one.
  */
 export function checkModelName(name: string, field: string): void {
-  const slash = name.indexOf("/");
-  if (slash <= 0 || slash === name.length - 1 || /\s/.test(name.slice(0, slash))) {
+  try {
+    parseModelName(name.trim());
+  } catch (error) {
+    if (!(error instanceof InvalidAISDKModelFormatError)) throw error;
     throw new ApiError(
       400,
       "INVALID_MODEL_FORMAT",
@@ -40,8 +45,7 @@ export function callModel(
     checkModelName(typeof requested === "string" ? requested : requested.modelName, "options.model");
   }
   if (!modelApiKey) return requested;
-  if (requested === undefined)
-    return { modelName: sessionModel ?? LIBRARY_DEFAULT_MODEL, apiKey: modelApiKey };
+  if (requested === undefined) return { modelName: sessionModel ?? DEFAULT_MODEL_NAME, apiKey: modelApiKey };
   if (typeof requested === "string") return { modelName: requested, apiKey: modelApiKey };
   // A key in the body's model object is the more specific of the two.
   return requested.apiKey ? requested : { ...requested, apiKey: modelApiKey };
@@ -51,7 +55,7 @@ export function callModel(
 export function modelNameOf(model: ModelConfiguration | undefined, sessionModel: string | undefined): string {
   if (typeof model === "string") return model;
   if (model) return model.modelName;
-  return sessionModel ?? LIBRARY_DEFAULT_MODEL;
+  return sessionModel ?? DEFAULT_MODEL_NAME;
 }
 
 /** Where a call's model `baseURL` may lead (--model-base-url-hosts), and the port not to call. */

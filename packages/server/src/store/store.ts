@@ -5,6 +5,8 @@
 // Units: every timestamp is milliseconds since the Unix epoch (UTC); every duration, `endTime -
 // timestamp` and `timeMs` is milliseconds.
 
+import type { ReplayTokenUsage, SessionReplay } from "deckhand";
+
 /** Who a request is, once its API key is verified. */
 export interface KeyIdentity {
   keyId: string;
@@ -58,15 +60,9 @@ export interface NewSession {
   createdAt?: number;
 }
 
-/** Spec 2.6. Every field optional; `timeMs` in milliseconds, `cost` in the provider's currency unit. */
-export interface TokenUsage {
-  inputTokens?: number;
-  outputTokens?: number;
-  timeMs?: number;
-  cost?: number;
-}
+/** Spec 2.6 (the library's ReplayTokenUsage). */
+export type TokenUsage = ReplayTokenUsage;
 
-/** One operation to record. `variables` values and `apiKey` fields are redacted before storage. */
 export interface NewReplayAction {
   method: string;
   /** Spec 2.5: an object. */
@@ -82,29 +78,10 @@ export interface NewReplayAction {
   tokenUsage?: TokenUsage;
 }
 
-/** Spec 2.5 (no pageUrl: it is the page's `url`). Optional fields are absent, never null. */
-export interface ReplayAction {
-  method: string;
-  parameters: Record<string, unknown>;
-  result: Record<string, unknown>;
-  timestamp: number;
-  endTime?: number;
-  tokenUsage?: TokenUsage;
-}
-
-/** Spec 2.4. `timestamp` = first action's start; `duration` = last action's end minus that, in ms. */
-export interface ReplayPage {
-  url: string;
-  timestamp: number;
-  duration: number;
-  actions: ReplayAction[];
-}
-
-/** Spec 2.3. */
-export interface ReplayResult {
-  pages: ReplayPage[];
-  clientLanguage?: string;
-}
+// The replay record's shape (spec 2.3-2.5) is the library's, declared once: ReplayAction,
+// ReplayPage, and SessionReplay (here ReplayResult).
+export type { ReplayAction, ReplayPage } from "deckhand";
+export type ReplayResult = SessionReplay;
 
 export interface Store {
   /** `sqlite` or `postgres`, and where: for logs and `--help`-level diagnostics. */
