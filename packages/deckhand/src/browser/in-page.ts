@@ -2,6 +2,7 @@
 // root access, XPath, and the DOM runtime that locators, input and settle call.
 
 import { installDomRuntime } from "./injected/dom-runtime.ts";
+import { installQuiet } from "./injected/quiet.ts";
 import { installShadowAccess } from "./injected/shadow-access.ts";
 import { installXPath } from "./injected/xpath.ts";
 import { defineInjectedModule, defineInjectedScript } from "./injected-script.ts";
@@ -12,5 +13,14 @@ export const shadowAccess = defineInjectedModule(installShadowAccess);
 /** Writing and resolving Deckhand's absolute XPaths. */
 export const xpathAccess = defineInjectedModule(installXPath, shadowAccess);
 
+/** How far a document has come and whether it is still changing. */
+export const quietness = defineInjectedModule(installQuiet);
+
 /** Locating elements, hit tests, input preparation, the page's quiet state. */
-export const domRuntime = defineInjectedScript("dom", installDomRuntime, shadowAccess, xpathAccess);
+export const domRuntime = defineInjectedScript(
+  "dom",
+  installDomRuntime,
+  shadowAccess,
+  xpathAccess,
+  quietness,
+);

@@ -17,6 +17,7 @@
 
 import { Deadline } from "../deadline.ts";
 import { domRuntime } from "./in-page.ts";
+import type { QuietState } from "./injected/quiet.ts";
 import type { Page } from "./page.ts";
 
 /** Calm after a change or an input event before the page counts as still. */
@@ -82,11 +83,51 @@ function stateOf(
   return { changes, age };
 }
 
-/** Whether a page changed between two of its states: a frame came, went, or changed. */
+/**
+ * Whether a page changed between two of its states: a frame of the first went away or changed.
+ * (The first may cover fewer frames, those a snapshot read: frames it did not read, hidden ones,
+ * do not count.)
+ */
 export function changedSince(before: PageState, now: PageState): boolean {
-  if (before.changes.size !== now.changes.size) return true;
-  for (const [id, n] of now.changes) if (before.changes.get(id) !== n) return true;
+  for (const [id, n] of before.changes) if (now.changes.get(id) !== n) return true;
   return false;
+}
+
+/** Whether the page's own traffic says it is busy: DOM-affecting requests or navigations in flight. */
+function trafficBusy(page: Page, now: number): boolean {
+  return (
+    page.pendingNavigations(STALE_MS) > 0 ||
+    page.inflightRequests().some((r) => DOM_AFFECTING.has(r.type) && now - r.startedAt < STALE_MS)
+  );
+}
+
+/** Milliseconds of calm one frame still needs (0: none), or "loading" while it must be waited for. */
+function frameWait(check: QuietState): number | "loading" {
+  if (check.readyState === "loading" || check.timersDue !== null) return "loading";
+  if (check.burstAge > ENDLESS_MS) return 0;
+  const needed =
+    check.rhythm === null ? QUIET_MS : Math.min(MAX_QUIET_MS, Math.max(QUIET_MS, 2 * check.rhythm));
+  return Math.max(0, needed - check.sinceChange);
+}
+
+/**
+ * Whether a page can be read without waiting: nothing in flight, Deckhand's own input far enough
+ * back, and each frame's state (as a capture reported it) calm. The snapshot reads optimistically
+ * and waits only when this says no, so a still page costs one round trip per frame.
+ */
+export function readableNow(page: Page, frameStates: readonly (QuietState | null)[]): boolean {
+  const now = Date.now();
+  if (trafficBusy(page, now) || now - page.lastInputAt < QUIET_MS) return false;
+  return frameStates.every((state) => state !== null && frameWait(state) === 0);
+}
+
+/** The page's state from states its frames reported (see PageState). */
+export function stateFrom(
+  page: Page,
+  frames: readonly { id: string }[],
+  states: readonly (QuietState | null)[],
+): PageState {
+  return stateOf(page, frames, states);
 }
 
 /**
@@ -102,9 +143,7 @@ export async function waitForSettled(
   const until = started + timeoutMs;
   for (;;) {
     const now = Date.now();
-    const busy =
-      page.pendingNavigations(STALE_MS) > 0 ||
-      page.inflightRequests().some((r) => DOM_AFFECTING.has(r.type) && now - r.startedAt < STALE_MS);
+    const busy = trafficBusy(page, now);
     let wait = Math.max(0, QUIET_MS - (now - page.lastInputAt));
     let loading = false;
     if (!busy) {
@@ -121,11 +160,9 @@ export async function waitForSettled(
           if (!frames[i]!.detached) loading = true;
           continue;
         }
-        if (check.readyState === "loading" || check.timersDue !== null) loading = true;
-        if (check.burstAge > ENDLESS_MS) continue;
-        const needed =
-          check.rhythm === null ? QUIET_MS : Math.min(MAX_QUIET_MS, Math.max(QUIET_MS, 2 * check.rhythm));
-        wait = Math.max(wait, needed - check.sinceChange);
+        const frame = frameWait(check);
+        if (frame === "loading") loading = true;
+        else wait = Math.max(wait, frame);
       }
       if (!loading && wait <= 0)
         return { settled: true, waitedMs: Date.now() - started, state: stateOf(page, frames, checks) };

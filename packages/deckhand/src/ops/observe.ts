@@ -41,13 +41,15 @@ export async function toActions(
   picks: { id: number; description: string; method?: string; arguments?: string[] }[],
 ): Promise<Action[]> {
   const valid = picks.filter((p) => snapshot.has(p.id));
-  const refs = await snapshot.elements(valid.map((p) => p.id));
   // Node ids cost two round trips each: worth it for a model's few picks, not for a whole page's
-  // listing (role and name are remembered either way, and act(action) checks those too).
-  const nodes =
+  // listing (role and name are remembered either way, and act(action) checks those too). They
+  // are asked for alongside the descriptions.
+  const [refs, nodes] = await Promise.all([
+    snapshot.elements(valid.map((p) => p.id)),
     valid.length <= NODE_ID_LIMIT
-      ? await Promise.all(valid.map((p) => snapshot.backendNodeId(p.id).catch(() => undefined)))
-      : [];
+      ? Promise.all(valid.map((p) => snapshot.backendNodeId(p.id).catch(() => undefined)))
+      : Promise.resolve([] as (number | undefined)[]),
+  ]);
   const actions: Action[] = [];
   valid.forEach((pick, i) => {
     const ref = refs[i]!;

@@ -1,7 +1,7 @@
 // The snapshot's in-page code, composed from its modules (see browser/injected-script.ts): roles,
 // names, values and states apart from the walk that writes the outline.
 
-import { shadowAccess, xpathAccess } from "../browser/in-page.ts";
+import { quietness, shadowAccess, xpathAccess } from "../browser/in-page.ts";
 import {
   defineInjectedModule,
   defineInjectedScript,
@@ -25,6 +25,7 @@ export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
   installOutline,
   shadowAccess,
   xpathAccess,
+  quietness,
   roles,
   names,
   states,

@@ -8,10 +8,11 @@
 
 import type { Frame } from "../browser/frame.ts";
 import { type InPageFailure, isInPageFailure } from "../browser/injected/dom-runtime.ts";
+import type { QuietState } from "../browser/injected/quiet.ts";
 import type { ElementHandle } from "../browser/injected-script.ts";
 import type { Page } from "../browser/page.ts";
 import { parseDeepSelector } from "../browser/selectors.ts";
-import { type PageState, waitForSettled } from "../browser/settle.ts";
+import { type PageState, readableNow, stateFrom, waitForSettled } from "../browser/settle.ts";
 import { frameXPathPrefix } from "../browser/xpath.ts";
 import { Deadline } from "../deadline.ts";
 import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
@@ -265,11 +266,31 @@ export async function takeSnapshot(page: Page, options: SnapshotOptions = {}): P
   }
 }
 
+/**
+ * Reads the page once it is still. A page that looks still is read at once, and the read counts
+ * when every frame it captured was calm as the capture began and did not change during it (one
+ * round trip per frame, the common case); otherwise Deckhand waits for it to settle and reads it
+ * again.
+ */
 async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadline): Promise<Snapshot> {
-  const settled =
-    options.domSettleTimeout !== 0
-      ? await waitForSettled(page, options.domSettleTimeout ?? 30_000, deadline)
-      : undefined;
+  const bound = options.domSettleTimeout ?? 30_000;
+  if (bound === 0) return (await readPage(page, options, { optimistic: false })).snapshot!;
+  const first = await readPage(page, options, { optimistic: true });
+  if (first.snapshot) return first.snapshot;
+  const settled = await waitForSettled(page, bound, deadline);
+  return (await readPage(page, options, { optimistic: false, pageState: settled.state })).snapshot!;
+}
+
+/**
+ * One read of the page. An optimistic one gives no snapshot when the page turned out not to be
+ * calm (see readableNow); `pageState` is the state a settle wait ended on.
+ */
+async function readPage(
+  page: Page,
+  options: SnapshotOptions,
+  read: { optimistic: boolean; pageState?: PageState },
+): Promise<{ snapshot: Snapshot | undefined }> {
+  const frameStates: { frame: Frame; state: QuietState | null; changed: boolean }[] = [];
   const generation = ++generations;
   let root: { frame: Frame; handle: ElementHandle } | undefined;
   if (options.selector) {
@@ -299,6 +320,7 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
     let result = await run();
     // Custom elements the page hook never saw get a closed root attached? Ask the protocol once.
     if (result.unknownHosts > 0 && (await frame.discoverClosedShadowRoots()) > 0) result = await run();
+    frameStates.push({ frame, state: result.quiet, changed: result.changesAfter !== result.quiet.changes });
     if (result.count > 0) sections.push({ frame, first: nextId, last: nextId + result.count - 1 });
     nextId += result.count;
     if (result.iframeDepths.length === 0) return result.text;
@@ -353,6 +375,17 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
     for (const [frame, list] of ignored.handles) for (const h of list) void frame.release(h);
   }
 
+  let pageState = read.pageState;
+  if (read.optimistic) {
+    const states = frameStates.map((f) => f.state);
+    if (!readableNow(page, states) || frameStates.some((f) => f.changed)) return { snapshot: undefined };
+    pageState = stateFrom(
+      page,
+      frameStates.map((f) => f.frame),
+      states,
+    );
+  }
+
   const budget = options.tokenBudget === undefined ? DEFAULT_TOKEN_BUDGET : options.tokenBudget;
   let estimated = estimateTokens(text);
   let truncated = false;
@@ -361,13 +394,15 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
     estimated = estimateTokens(text);
     truncated = true;
   }
-  return new Snapshot({
-    page,
-    generation,
-    text,
-    truncated,
-    estimatedTokens: estimated,
-    sections,
-    pageState: settled?.state,
-  });
+  return {
+    snapshot: new Snapshot({
+      page,
+      generation,
+      text,
+      truncated,
+      estimatedTokens: estimated,
+      sections,
+      pageState,
+    }),
+  };
 }

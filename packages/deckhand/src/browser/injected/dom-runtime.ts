@@ -5,6 +5,7 @@
 // imports or anything outside its own body.
 
 import type { FailureReason } from "../../errors.ts";
+import type { Quietness } from "./quiet.ts";
 import type { ShadowAccess } from "./shadow-access.ts";
 import type { XPathAccess } from "./xpath.ts";
 
@@ -48,7 +49,7 @@ export interface ElementState {
   role: string | null;
 }
 
-export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
+export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, quietness: Quietness) {
   const { shadowRootOf, mayHideClosedRoot, closedRoots, checkedHosts } = shadow;
   // Mouse moves that reached this document: tells Deckhand whether the browser routes the pointer
   // at a point to this frame yet (see Locator's pointerReaches).
@@ -307,60 +308,8 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess) {
       return all[index < 0 ? all.length + index : index] ?? null;
     },
 
-    /**
-     * The document's ready state, how long ago (ms) it last changed after loading, the longest
-     * pause between the changes it made on its own within the last second (its rhythm; null
-     * without one), how long the current burst of changes has lasted, how many changes it has
-     * had, and its age.
-     */
-    quiet(): {
-      readyState: DocumentReadyState;
-      sinceChange: number;
-      rhythm: number | null;
-      burstAge: number;
-      changes: number;
-      age: number;
-      /** How long until the last timeout the young document scheduled for its first second fires (ms); null: none. */
-      timersDue: number | null;
-    } {
-      const read = (
-        globalThis as unknown as Record<
-          symbol,
-          | (() => {
-              last: number;
-              burstStart: number;
-              changes: number;
-              own: number[];
-              timersDue: number | null;
-            })
-          | undefined
-        >
-      )[Symbol.for("deckhand.lastMutation")];
-      const now = performance.now();
-      const state = read?.() ?? {
-        last: Number.NEGATIVE_INFINITY,
-        burstStart: Number.NEGATIVE_INFINITY,
-        changes: 0,
-        own: [],
-        timersDue: null,
-      };
-      let rhythm: number | null = null;
-      for (let i = 1; i < state.own.length; i++) {
-        // Both changes within the last second: a gap to a change long ago is no rhythm.
-        if (now - state.own[i - 1]! < 1_000)
-          rhythm = Math.max(rhythm ?? 0, state.own[i]! - state.own[i - 1]!);
-      }
-      return {
-        readyState: document.readyState,
-        // A number the protocol can carry (it has no Infinity by value): "never" is a long time.
-        sinceChange: Number.isFinite(state.last) ? now - state.last : 1e9,
-        rhythm,
-        burstAge: Number.isFinite(state.burstStart) ? now - state.burstStart : 0,
-        changes: state.changes,
-        age: now,
-        timersDue: state.timersDue === null ? null : Math.max(0, state.timersDue - now),
-      };
-    },
+    /** How far the document has come and whether it is still changing (see quiet.ts). */
+    quiet: quietness.quiet,
 
     isFrameOwner(el: Element): boolean {
       return el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement;

@@ -7,6 +7,7 @@
 // Self-contained: `installOutline` is sent to the page as source text.
 
 import type { InPageFailure } from "../../browser/injected/dom-runtime.ts";
+import type { Quietness, QuietState } from "../../browser/injected/quiet.ts";
 import type { ShadowAccess } from "../../browser/injected/shadow-access.ts";
 import type { XPathAccess } from "../../browser/injected/xpath.ts";
 import type { Names } from "./names.ts";
@@ -33,6 +34,9 @@ export interface CaptureResult {
   iframeDepths: number[];
   /** Custom elements with no shadow root known here: they may hide a closed one. */
   unknownHosts: number;
+  /** The document's state as the capture began, and its count of changes when it ended. */
+  quiet: QuietState;
+  changesAfter: number;
 }
 
 export interface ElementDescription {
@@ -50,6 +54,7 @@ export const FRAME_MARKER_END = "\u0002";
 export function installOutline(
   shadow: ShadowAccess,
   xpaths: XPathAccess,
+  quietness: Quietness,
   roles: Roles,
   names: Names,
   stateParts: States,
@@ -77,10 +82,16 @@ export function installOutline(
   }
 
   function capture(options: CaptureOptions, root: Element | null, ...excluded: Element[]): CaptureResult {
-    return names.withLabelIndex(() => captureIndexed(options, root, excluded));
+    const quiet = quietness.quiet();
+    const result = names.withLabelIndex(() => captureIndexed(options, root, excluded));
+    return { ...result, quiet, changesAfter: quietness.quiet().changes };
   }
 
-  function captureIndexed(options: CaptureOptions, root: Element | null, excluded: Element[]): CaptureResult {
+  function captureIndexed(
+    options: CaptureOptions,
+    root: Element | null,
+    excluded: Element[],
+  ): Omit<CaptureResult, "quiet" | "changesAfter"> {
     const registry: Registry = { elements: [], meta: [], iframes: [] };
     registries.set(options.generation, registry);
     for (const g of registries.keys()) if (g < options.generation - 3) registries.delete(g);
