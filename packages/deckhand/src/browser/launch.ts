@@ -362,12 +362,17 @@ function ended(pid: number): boolean {
   }
 }
 
-/** Resolves true once `pid` has ended, or false after `timeoutMs`. */
+/**
+ * Resolves true once `pid` has ended, or false after `timeoutMs`. A killed process ends within tens
+ * of milliseconds (the kernel tears it down), so it is looked at every 2 ms at first: a longer
+ * pause would be time close() waits for nothing.
+ */
 async function gone(pid: number, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  for (let pause = 1; !ended(pid); pause = Math.min(pause * 2, 20)) {
-    if (Date.now() >= until) return false;
-    await new Promise((r) => setTimeout(r, pause));
+  const started = Date.now();
+  while (!ended(pid)) {
+    const waited = Date.now() - started;
+    if (waited >= timeoutMs) return false;
+    await new Promise((r) => setTimeout(r, waited < 200 ? 2 : 20));
   }
   return true;
 }
