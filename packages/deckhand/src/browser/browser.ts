@@ -241,7 +241,8 @@ export class Browser {
           this.contextSettings.get(context) ?? this.options,
         );
         page.mainFrame().url = targetInfo.url;
-        return page.attachSession(session).then(() => {
+        const setup = page.attachSession(session);
+        const added = () => {
           if (session.detached) return undefined;
           this.pagesByTarget.set(targetInfo.targetId, page);
           // A tab that opens comes to the front; of the tabs found at start, the last one is in front.
@@ -250,7 +251,17 @@ export class Browser {
           for (const waiter of this.pageWaiters.get(targetInfo.targetId) ?? []) waiter(page);
           this.pageWaiters.delete(targetInfo.targetId);
           return page;
-        });
+        };
+        // A tab that was already running (the first tab of a browser just started) is usable at
+        // once: its set-up commands go first on its session, and the browser answers a session's
+        // commands in order, so every later call waits behind them. Waiting for the set-up here
+        // would wait for the tab's renderer to start. A new tab attaches paused, and is handed
+        // out once it is set up and let run.
+        if (!event.waitingForDebugger) {
+          setup.catch(() => page.markClosed());
+          return added();
+        }
+        return setup.then(added);
       })
       .catch(() => undefined)
       .finally(() => this.attaching.delete(targetInfo.targetId));
