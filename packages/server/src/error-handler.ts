@@ -3,6 +3,8 @@
 // validation, Deckhand's own errors) go out as they are; anything else is an internal error whose
 // details (message, stack, cause) go only to the log, under the request id the client is given.
 
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import { ServiceError } from "deckhand";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
@@ -58,6 +60,20 @@ const FASTIFY_ERRORS: Record<
     statusCode: 400,
     code: "INVALID_JSON",
     message: () => "The request body is not valid JSON.",
+  },
+  // The path itself is never repeated: it may carry a key in its query.
+  FST_ERR_BAD_URL: {
+    statusCode: 400,
+    code: "INVALID_URL",
+    message: () =>
+      "The request path is not valid percent-encoding (a % must be followed by two hex digits that form " +
+      "UTF-8). Encode the path with encodeURIComponent.",
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    statusCode: 414,
+    code: "URI_TOO_LONG",
+    message: () =>
+      "A path parameter is longer than this service accepts (100 characters); a session id is a UUID of 36.",
   },
 };
 
@@ -165,6 +181,57 @@ export function sendError(
     request.log.info({ statusCode: answer.statusCode, code: answer.body.code }, answer.body.error);
   }
   return reply.status(answer.statusCode).send(answer.body);
+}
+
+/** Fastify's `frameworkErrors`: errors of routing, before any hook or route runs. */
+export function handleFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bodyLimit: number,
+): void {
+  void sendError(request, reply, error, bodyLimit);
+}
+
+// Node's HTTP parser codes for the requests it cannot read at all, in words a caller can act on.
+const CLIENT_ERRORS: Record<string, { status: number; code: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: "HEADERS_TOO_LARGE",
+    message: "The request line and headers are larger than this service accepts (16 KiB). Send less.",
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: "REQUEST_TIMEOUT",
+    message: "The request did not arrive in time. Send the whole request at once.",
+  },
+};
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refused (not HTTP/1.1, a bad header,
+ * a bad Content-Length, headers too large, too slow). No route is involved, so the answer is written
+ * to the socket directly, in the service's error shape, and the connection is closed.
+ */
+export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
+  const status = known?.status ?? 400;
+  const body = JSON.stringify({
+    success: false,
+    error:
+      known?.message ??
+      `The request is not valid HTTP/1.1 (${error.code ?? "unreadable"}): check the request line, the headers ` +
+        "and Content-Length.",
+    code: known?.code ?? "BAD_HTTP_REQUEST",
+  } satisfies ErrorBody);
+  this.log.debug({ code: error.code }, "unreadable HTTP request refused");
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {

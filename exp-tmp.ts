@@ -1,0 +1,25 @@
+import { startService } from "./packages/server/test/helpers.ts";
+import net from "node:net";
+const s = await startService();
+const raw = (text: string) => new Promise<string>((resolve) => {
+  const u = new URL(s.url);
+  const sock = net.connect(Number(u.port), u.hostname, () => sock.write(text));
+  let out = ""; sock.on("data", (d) => (out += d)); sock.on("close", () => resolve(out)); sock.on("error", () => resolve(out + "[err]"));
+  setTimeout(() => sock.end(), 1500);
+});
+const show = async (name: string, p: Promise<Response>) => { const r = await p; console.log(name, r.status, await r.text()); };
+await show("bad pct", s.call("/v1/sessions/%E0%A4%A/replay"));
+await show("long param", s.call(`/v1/sessions/${"a".repeat(200)}/replay`));
+await show("long path", s.call(`/v1/${"a".repeat(20000)}`));
+await show("proto", s.call(`/v1/sessions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"__proto__": {"x": 1}}' }));
+await show("ctor", s.call(`/v1/sessions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"constructor": {"prototype": {"x": 1}}}' }));
+await show("bad json", s.call(`/v1/sessions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a": ' }));
+await show("ctype charset", s.call(`/v1/sessions/start`, { method: "POST", headers: { "content-type": "application/json; charset=latin1" }, body: '{}' }));
+await show("deep", s.call(`/v1/sessions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"sessionCreateParams": {"userMetadata": {"a": ' + "[".repeat(50000) + "]".repeat(50000) + "}}}" }));
+console.log("RAW header too large:", (await raw(`GET /v1/x HTTP/1.1\r\nHost: a\r\nX-A: ${"a".repeat(20000)}\r\n\r\n`)).slice(0, 400));
+console.log("RAW bad request:", (await raw(`GARBAGE\r\n\r\n`)).slice(0, 400));
+console.log("RAW bad cl:", (await raw(`POST /v1/sessions/start HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n`)).slice(0, 400));
+console.log("RAW bad url:", (await raw(`GET /v1/sessions/%zz/replay HTTP/1.1\r\nHost: a\r\nx-platform-api-key: ${s.key.key}\r\n\r\n`)).slice(0, 400));
+console.log("RAW abs url:", (await raw(`GET http://evil/v1/sessions/x/replay HTTP/1.1\r\nHost: a\r\n\r\n`)).slice(0, 400));
+console.log("RAW star:", (await raw(`OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n`)).slice(0, 400));
+await s.close();
