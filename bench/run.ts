@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { initSuite } from "./init.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
+import { schemaSuite } from "./schema.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
 import { renderTable, renderTargets, type SuiteOutput, type TargetCheck } from "./support/report.ts";
@@ -27,7 +28,7 @@ import type { Suite, SuiteContext } from "./support/suite.ts";
  * (startDeckhand, or rememberDir for a profile it makes itself), so that the check at the end of
  * the run covers them; targets go through checkTarget() so they are printed and summed up.
  */
-const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite];
+const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite, schemaSuite];
 
 interface Args {
   only: string[] | undefined;

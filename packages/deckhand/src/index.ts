@@ -32,6 +32,13 @@ export type {
   LLMResponse,
   LLMUsage,
 } from "./llm/client.ts";
+export {
+  checkJsonSchemaLimits,
+  JSON_SCHEMA_LIMITS,
+  JsonSchemaLimitError,
+  type JsonSchemaLimitName,
+  type JsonSchemaLimits,
+} from "./llm/schema-limits.ts";
 export { DeckhandLog, SecretRedactor } from "./log.ts";
 export { MetricsRecorder } from "./metrics.ts";
 export {

@@ -52,6 +52,13 @@ export {
   type Zod4Schema,
 } from "./schema.ts";
 export {
+  checkJsonSchemaLimits,
+  JSON_SCHEMA_LIMITS,
+  JsonSchemaLimitError,
+  type JsonSchemaLimitName,
+  type JsonSchemaLimits,
+} from "./schema-limits.ts";
+export {
   findUrlFields,
   type UrlField,
   type UrlFieldStep,

@@ -86,11 +86,17 @@ function integer(
   return n;
 }
 
-function positiveNumber(flag: string, value: string | undefined): number | undefined {
+/** Longest duration a timer can hold (2^31-1 ms), in whole seconds: a longer one would fire at once. */
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/** Seconds, greater than 0 and within what a timer can hold. */
+function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
-    throw new UsageError(`--${flag} must be a number greater than 0; got ${JSON.stringify(value)}.`);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > MAX_TIMER_SECONDS) {
+    throw new UsageError(
+      `--${flag} must be a number greater than 0 and at most ${MAX_TIMER_SECONDS} (seconds); got ${JSON.stringify(value)}.`,
+    );
   }
   return n;
 }
@@ -125,9 +131,9 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (port !== undefined) serve.port = port;
     const maxSessions = integer("max-sessions", values["max-sessions"], 1);
     if (maxSessions !== undefined) serve.maxSessions = maxSessions;
-    const idle = positiveNumber("session-idle-timeout", values["session-idle-timeout"]);
+    const idle = seconds("session-idle-timeout", values["session-idle-timeout"]);
     if (idle !== undefined) serve.sessionIdleTimeoutMs = idle * 1000;
-    const grace = positiveNumber("session-disconnect-grace", values["session-disconnect-grace"]);
+    const grace = seconds("session-disconnect-grace", values["session-disconnect-grace"]);
     if (grace !== undefined) serve.sessionDisconnectGraceMs = grace * 1000;
     const bodyLimit = integer("body-limit", values["body-limit"], 1);
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;

@@ -2,7 +2,7 @@
 // JSON Schema (instruction and schema); the latter two through the server cache when it is in play.
 
 import { randomUUID } from "node:crypto";
-import type { ExtractOptions, JSONSchema } from "deckhand";
+import { checkJsonSchemaLimits, type ExtractOptions, type JSONSchema } from "deckhand";
 import { cacheKey, ProjectCache } from "../cache/server-cache.ts";
 import { ApiError } from "../errors.ts";
 import type { OperationContext } from "../routes/handlers.ts";
@@ -32,6 +32,9 @@ function checkSchema(schema: Record<string, unknown> | undefined, instruction: s
         'e.g. { "type": "object", "properties": { "price": { "type": "number" } } }).',
     );
   }
+  // Before anything walks the schema (the cache key, the library, the model request): a 400
+  // naming the limit (JsonSchemaLimitError, INVALID_ARGUMENT) for one too large, deep or recursive.
+  checkJsonSchemaLimits(schema);
 }
 
 /** The result with cacheStatus beside the data, where the result is an object that can carry it. */
