@@ -186,10 +186,15 @@ export const MAX_SESSION_TIMEOUT_S = 86_400;
 /** Milliseconds, greater than 0 (or from 0 with `allowZero`), at most one hour. */
 export function milliseconds(allowZero = false) {
   const base = allowZero ? z.number().min(0) : z.number().positive();
-  return base.max(MAX_TIMEOUT_MS, { message: `must be at most ${MAX_TIMEOUT_MS} (one hour, in milliseconds)` });
+  return base.max(MAX_TIMEOUT_MS, {
+    message: `must be at most ${MAX_TIMEOUT_MS} (one hour, in milliseconds)`,
+  });
 }
 
-export const Timeout = doc(milliseconds(), "Milliseconds to wait for the operation to complete (at most one hour).");
+export const Timeout = doc(
+  milliseconds(),
+  "Milliseconds to wait for the operation to complete (at most one hour).",
+);
 export const FrameId = doc(z.string(), "Target frame; defaults to the active page's main frame.");
 export const StreamResponse = doc(
   z.boolean(),

@@ -26,7 +26,9 @@ export const SessionCreateParams = named(
       z
         .number()
         .positive()
-        .max(MAX_SESSION_TIMEOUT_S, { message: `must be at most ${MAX_SESSION_TIMEOUT_S} (one day, in seconds)` })
+        .max(MAX_SESSION_TIMEOUT_S, {
+          message: `must be at most ${MAX_SESSION_TIMEOUT_S} (one day, in seconds)`,
+        })
         .optional(),
       "Idle timeout of the session, in seconds (at most one day).",
     ),
