@@ -18,6 +18,7 @@ import { createLogger } from "./logger.ts";
 import { registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
 import type { SessionHandlers } from "./routes/handlers.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { installSecrets } from "./secrets.ts";
 import { InflightOperations, installShutdown } from "./shutdown.ts";
 import type { Store } from "./store/store.ts";
 
@@ -88,6 +89,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate("deckhand", { store: options.store, config, verifier, inflight });
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
+  installSecrets(app);
   installShutdown(app, inflight, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   installAuth(app, verifier);
   await registerOpenApi(app);

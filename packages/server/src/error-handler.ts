@@ -8,9 +8,11 @@ import type { Socket } from "node:net";
 import { ServiceError } from "deckhand";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
+import pino from "pino";
 import { ApiError } from "./errors.ts";
 import { redactSecrets, redactUrlKey } from "./redact.ts";
 import type { ErrorBody, ErrorDetails } from "./schemas/common.ts";
+import { type SecretSet, secretsOf } from "./secrets.ts";
 
 export interface PublicError {
   statusCode: number;
@@ -111,7 +113,27 @@ function detailsOf(error: ServiceError): ErrorDetails | undefined {
   return Object.keys(details).length > 0 ? details : undefined;
 }
 
-export function toPublicError(error: unknown, requestId: string, bodyLimit = 0): PublicError {
+/**
+ * The answer for `error`, with the request's secret values (`secrets`) removed from its message
+ * and details: a provider that echoes the key it was sent must not hand it back, nor to the log.
+ */
+export function toPublicError(
+  error: unknown,
+  requestId: string,
+  bodyLimit = 0,
+  secrets?: SecretSet,
+): PublicError {
+  const answer = describeError(error, requestId, bodyLimit);
+  if (!secrets || secrets.size === 0) return answer;
+  return { ...answer, body: secrets.redactValue(answer.body) };
+}
+
+/** The error as logged: pino's serialisation, with the request's secret values removed. */
+export function errorForLog(error: unknown, secrets: SecretSet): unknown {
+  return secrets.redactValue(error instanceof Error ? pino.stdSerializers.err(error) : error);
+}
+
+function describeError(error: unknown, requestId: string, bodyLimit: number): PublicError {
   const reply = (
     statusCode: number,
     code: string,
@@ -166,11 +188,12 @@ export function sendError(
   error: unknown,
   bodyLimit: number,
 ): FastifyReply {
-  const answer = toPublicError(error, request.id, bodyLimit);
+  const secrets = secretsOf(request);
+  const answer = toPublicError(error, request.id, bodyLimit, secrets);
   if (answer.internal) {
     request.log.error(
       {
-        err: error,
+        err: errorForLog(error, secrets),
         body: redactSecrets(request.body),
         url: redactUrlKey(request.url),
         method: request.method,

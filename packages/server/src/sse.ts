@@ -9,10 +9,11 @@
 import { randomUUID } from "node:crypto";
 import { ServiceCancelledError } from "deckhand";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { toPublicError } from "./error-handler.ts";
+import { errorForLog, toPublicError } from "./error-handler.ts";
 import type { ApiError } from "./errors.ts";
 import type { ErrorDetails } from "./schemas/common.ts";
 import type { StreamEvent, SystemEventStatus } from "./schemas/stream-events.ts";
+import { secretsOf } from "./secrets.ts";
 
 export interface OperationControls {
   /** Reports progress: a log event to a streaming client, a debug line in the service log. */
@@ -131,7 +132,7 @@ async function streamOperation<D extends OperationData>(
   // At shutdown the client gets the stream's final event at once, whatever the operation does next.
   const { signal, dispose } = track(request, reply, (reason) => {
     outcome = "stopped by shutdown";
-    const { error: message, code } = toPublicError(reason, request.id).body;
+    const { error: message, code } = toPublicError(reason, request.id, 0, secretsOf(request)).body;
     send(systemEvent("error", { error: message, code }));
     if (!res.writableEnded) res.end();
   });
@@ -161,8 +162,10 @@ async function streamOperation<D extends OperationData>(
       outcome = outcome === "finished" ? "cancelled" : outcome;
     } else {
       outcome = "error";
-      const answer = toPublicError(error, request.id);
-      if (answer.internal) request.log.error({ err: error }, "streamed operation failed");
+      const secrets = secretsOf(request);
+      const answer = toPublicError(error, request.id, 0, secrets);
+      if (answer.internal)
+        request.log.error({ err: errorForLog(error, secrets) }, "streamed operation failed");
       const { error: message, code, details } = answer.body;
       send(systemEvent("error", { error: message, code, ...(details ? { details } : {}) }));
     }
