@@ -42,6 +42,11 @@ export interface AppOptions {
   shutdownGraceMs?: number;
   /** Default: JSON lines to stdout at level info, secrets redacted (see createLogger). */
   logger?: pino.Logger;
+  /**
+   * This service node, when its sessions are held under a lease (createService): new sessions are
+   * started under it, and requests for another live node's sessions answer 409 SESSION_ELSEWHERE.
+   */
+  nodeId?: string;
 }
 
 export interface ServiceConfig {
@@ -100,6 +105,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       store: options.store,
       handlers: options.handlers ?? {},
       maxSessions: config.maxSessions,
+      ...(options.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
     });
   });
   return app;

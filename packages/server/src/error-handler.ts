@@ -146,7 +146,8 @@ function describeError(error: unknown, requestId: string, bodyLimit: number): Pu
     internal,
   });
 
-  if (error instanceof ApiError) return reply(error.statusCode, error.code, error.message);
+  if (error instanceof ApiError)
+    return reply(error.statusCode, error.code, error.message, false, error.details);
   if (error instanceof ServiceError) {
     const status = SERVICE_ERROR_STATUS[error.code] ?? 500;
     // Deckhand's messages are written for callers (what failed, what to do); the cause stays in the log.

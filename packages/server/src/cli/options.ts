@@ -8,6 +8,8 @@ import { type CdpUrlHosts, parseCdpUrlHosts } from "../sessions/cdp-url-policy.t
 export interface StoreLocation {
   dataDir?: string;
   databaseUrl?: string;
+  /** PostgreSQL: the schema the tables live in. */
+  databaseSchema?: string;
 }
 
 export interface ServeOptions extends StoreLocation {
@@ -22,6 +24,8 @@ export interface ServeOptions extends StoreLocation {
   sessionsPerBrowser?: number;
   browserArgs?: string[];
   cdpUrlHosts?: CdpUrlHosts;
+  shutdownGraceMs?: number;
+  nodeLeaseMs?: number;
 }
 
 export type Command =
@@ -46,6 +50,9 @@ const OPTIONS = {
   "sessions-per-browser": { type: "string" },
   "browser-arg": { type: "string", multiple: true },
   "cdp-url-hosts": { type: "string" },
+  "shutdown-grace": { type: "string" },
+  "node-lease": { type: "string" },
+  "database-schema": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
@@ -63,6 +70,8 @@ const SERVE_ONLY = [
   "sessions-per-browser",
   "browser-arg",
   "cdp-url-hosts",
+  "shutdown-grace",
+  "node-lease",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -122,6 +131,17 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (values["data-dir"] !== undefined) location.dataDir = values["data-dir"];
   const databaseUrl = values["database-url"] ?? env.DATABASE_URL;
   if (databaseUrl) location.databaseUrl = databaseUrl;
+  const databaseSchema = values["database-schema"] ?? env.DECKHAND_DATABASE_SCHEMA;
+  if (databaseSchema) {
+    if (!databaseUrl)
+      throw new UsageError("--database-schema belongs to PostgreSQL: give --database-url too.");
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(databaseSchema)) {
+      throw new UsageError(
+        `--database-schema must be a PostgreSQL name of letters, digits and _; got ${JSON.stringify(databaseSchema)}.`,
+      );
+    }
+    location.databaseSchema = databaseSchema;
+  }
 
   const [command, subcommand, ...rest] = positionals;
   if (command === undefined) {
@@ -135,6 +155,10 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (idle !== undefined) serve.sessionIdleTimeoutMs = idle * 1000;
     const grace = seconds("session-disconnect-grace", values["session-disconnect-grace"]);
     if (grace !== undefined) serve.sessionDisconnectGraceMs = grace * 1000;
+    const shutdownGrace = seconds("shutdown-grace", values["shutdown-grace"]);
+    if (shutdownGrace !== undefined) serve.shutdownGraceMs = shutdownGrace * 1000;
+    const lease = seconds("node-lease", values["node-lease"]);
+    if (lease !== undefined) serve.nodeLeaseMs = lease * 1000;
     const bodyLimit = integer("body-limit", values["body-limit"], 1);
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
     const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);

@@ -52,6 +52,7 @@ export async function serveCommand(
         ? { sessionIdleTimeoutMs: options.sessionIdleTimeoutMs }
         : {}),
       ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+      ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
     };
     // Handlers given by the caller (tests of the HTTP layer) replace the browser work; by default
     // the sessions run in the service's own browser pool.
@@ -72,6 +73,7 @@ export async function serveCommand(
               ...(options.sessionDisconnectGraceMs !== undefined
                 ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
                 : {}),
+              ...(options.nodeLeaseMs !== undefined ? { nodeLeaseMs: options.nodeLeaseMs } : {}),
             })
           ).app;
     const stopped = untilStopSignal();

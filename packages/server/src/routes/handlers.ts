@@ -85,4 +85,6 @@ export interface RouteDeps {
   store: Store;
   handlers: Partial<SessionHandlers>;
   maxSessions: number;
+  /** This service node, whose lease its sessions are started under (none: no node checks). */
+  nodeId?: string;
 }
