@@ -2,6 +2,7 @@
 // parser, the JSON parser, the shutdown), has the documented shape `{ success: false, error, code }`
 // and says what was wrong. Each test sends the request an attacker (or a broken client) would.
 
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionHandlers } from "../../src/routes/handlers.ts";
 import { startService, type TestService } from "../helpers.ts";
@@ -145,6 +146,35 @@ describe("errors while the service shuts down", () => {
       type: "system",
       data: { status: "error", code: "SHUTTING_DOWN", error: expect.stringContaining("shutting down") },
     });
+    await closing;
+  });
+
+  it("a request that arrives while the service closes is answered 503 SHUTTING_DOWN in the service's shape", async () => {
+    const handlers: Partial<SessionHandlers> = {
+      // Keeps the service closing for the grace (1.5 s).
+      sessionAct: (context) =>
+        new Promise((_resolve, reject) => {
+          context.signal.addEventListener("abort", () => reject(context.signal.reason));
+        }),
+    };
+    const service = await startService({ handlers, shutdownGraceMs: 1500 });
+    const session = await service.session();
+    const inFlight = service.call(`/v1/sessions/${session.id}/act`, { method: "POST", json: { input: "x" } });
+    // A client half-way through sending its request when the close begins.
+    const { hostname, port } = new URL(service.url);
+    const socket = net.connect(Number(port), hostname);
+    await new Promise((resolve) => socket.once("connect", resolve));
+    let text = "";
+    socket.on("data", (chunk) => (text += chunk));
+    socket.write(`GET /v1/openapi.json HTTP/1.1\r\nHost: x\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = service.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write("Accept: application/json\r\n\r\n");
+    await new Promise((resolve) => socket.once("close", resolve));
+    expect(text).toMatch(/^HTTP\/1\.1 503 /);
+    expectErrorShape(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)), "SHUTTING_DOWN");
+    expect((await inFlight).status).toBe(503);
     await closing;
   });
 });
