@@ -3,26 +3,44 @@
 // Debian's `chromium` when no Chrome or Chromium can be found (only as root with apt-get; otherwise
 // it says what to install). With --tests (npm test) it also installs Debian's `xvfb`, the virtual
 // display the tests of a windowed browser (headless: false) run on; without it they are skipped.
+//
+//   node scripts/setup.mjs [--tests] [--quiet] [--run FILE [ARGS...]]
+//
+// --run hands over to the pinned Node 24 from node_modules: it runs FILE (TypeScript, with the
+// "deckhand-source" condition) with ARGS, passes signals on, and exits as FILE does. The npm
+// scripts that run TypeScript go through it because an npm script cannot do it by itself on a
+// fresh clone: the script's shell looks `node` up once, before `npm ci` has created
+// node_modules/.bin/node, and keeps using the machine's (older) Node for the rest of the line.
+//
 // Plain JavaScript on purpose: it runs on whatever Node the machine has, before the pinned Node 24
 // from node_modules exists.
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const quiet = process.argv.includes("--quiet");
-const forTests = process.argv.includes("--tests");
+const argv = process.argv.slice(2);
+const runAt = argv.indexOf("--run");
+const options = runAt === -1 ? argv : argv.slice(0, runAt);
+const handOver = runAt === -1 ? undefined : argv.slice(runAt + 1);
+const quiet = options.includes("--quiet");
+const forTests = options.includes("--tests");
 const say = (msg) => {
   if (!quiet) console.error(`[setup] ${msg}`);
 };
+const fail = (msg) => {
+  console.error(`[setup] ${msg}`);
+  process.exit(1);
+};
+if (handOver !== undefined && handOver.length === 0) fail("--run needs the file to run.");
 
 function run(cmd, args) {
-  const result = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
-  if (result.status !== 0) {
-    console.error(`[setup] \`${cmd} ${args.join(" ")}\` failed (exit ${result.status ?? result.signal}).`);
-    process.exit(result.status ?? 1);
-  }
+  // apt-get's package scripts must not stop to ask questions (nor complain that they cannot).
+  const env = { ...process.env, DEBIAN_FRONTEND: process.env.DEBIAN_FRONTEND ?? "noninteractive" };
+  const result = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env });
+  if (result.status !== 0)
+    fail(`\`${cmd} ${args.join(" ")}\` failed (exit ${result.status ?? result.signal}).`);
 }
 
 // 1. npm dependencies: install when node_modules is missing or older than the lockfile.
@@ -33,12 +51,29 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
   run("npm", ["ci", "--no-audit", "--no-fund"]);
 }
 
-// 2. A browser: ask the library itself where it would find Chrome (one list of places, not two).
-const node = join(root, "node_modules", ".bin", "node");
+// 2. The pinned Node (devDependency "node"). node_modules/.bin/node must be it: vitest, tsc and the
+// other tools start through `#!/usr/bin/env node`. The Node 22.13 package the packaging test runs
+// (an optional dependency) has a bin called `node` too; `npm ci` links the pinned one (npm resolves
+// such clashes in path order, and node_modules/node comes first), but an incremental
+// `npm install` of that package can take the link, so it is put back here.
+const pinnedNode = join(root, "node_modules", "node", "bin", "node");
+const binNode = join(root, "node_modules", ".bin", "node");
+if (!existsSync(pinnedNode)) fail(`${pinnedNode} is missing: run \`npm ci\` in ${root}.`);
+const pinnedVersion = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies.node;
+const realBinNode = existsSync(binNode) ? realpathSync(binNode) : undefined;
+if (realBinNode !== realpathSync(pinnedNode)) {
+  say(
+    `node_modules/.bin/node pointed at ${realBinNode ?? "nothing"}; linking it to the pinned Node ${pinnedVersion}.`,
+  );
+  rmSync(binNode, { force: true });
+  symlinkSync(join("..", "node", "bin", "node"), binNode);
+}
+
+// 3. A browser: ask the library itself where it would find Chrome (one list of places, not two).
 function findChrome() {
   try {
     return execFileSync(
-      node,
+      pinnedNode,
       ["--conditions=deckhand-source", "--no-warnings", join(root, "scripts", "find-chrome.ts")],
       { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
     ).trim();
@@ -64,16 +99,15 @@ if (!chrome) {
     chrome = findChrome();
   }
   if (!chrome) {
-    console.error(
-      "[setup] No Chrome or Chromium was found. Install one (Debian/Ubuntu: `sudo apt-get install chromium`) " +
+    fail(
+      "No Chrome or Chromium was found. Install one (Debian/Ubuntu: `sudo apt-get install chromium`) " +
         "or set CHROME_PATH to its executable.",
     );
-    process.exit(1);
   }
 }
 say(`browser: ${chrome}`);
 
-// 3. For the tests: a virtual display for the windowed-browser tests.
+// 4. For the tests: a virtual display for the windowed-browser tests.
 if (forTests && !has("Xvfb")) {
   if (canApt) {
     say("installing Debian's xvfb package (a virtual display for the headless: false tests)...");
@@ -81,4 +115,26 @@ if (forTests && !has("Xvfb")) {
   } else {
     say("Xvfb not found: the tests of a windowed browser (headless: false) will be skipped.");
   }
+}
+
+// 5. Hand over. The child gets a process group of its own, so a signal sent to ours (Ctrl-C in a
+// terminal, `kill -- -PGID`, a supervisor stopping the group) reaches it exactly once, through
+// the relay below: a second SIGINT would turn the service's graceful stop into an abrupt one.
+if (handOver !== undefined) {
+  const [file, ...args] = handOver;
+  const child = spawn(pinnedNode, ["--conditions=deckhand-source", file, ...args], {
+    cwd: process.cwd(),
+    stdio: "inherit",
+    detached: true,
+  });
+  const relay = { SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGTERM" }; // a closed terminal stops it gracefully
+  const onSignal = (signal) => child.kill(relay[signal]);
+  for (const signal of Object.keys(relay)) process.on(signal, onSignal);
+  child.on("error", (error) => fail(`could not start ${pinnedNode}: ${error.message}`));
+  child.on("exit", (code, signal) => {
+    for (const name of Object.keys(relay)) process.off(name, onSignal);
+    // Exit as the child did, so that `npm start` reports what really happened.
+    if (signal) process.kill(process.pid, signal);
+    else process.exit(code ?? 1);
+  });
 }

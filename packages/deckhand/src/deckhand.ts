@@ -199,7 +199,7 @@ export class Deckhand {
       executablePath: launched.executablePath,
     });
     try {
-      return await Browser.connect(launched.wsEndpoint, settings, launched);
+      return await Browser.connect(launched, settings);
     } catch (error) {
       await launched.kill();
       throw error;
@@ -479,7 +479,14 @@ export class Deckhand {
 
   /** The DevTools WebSocket URL of the browser, for connecting another library (Playwright's connectOverCDP, Puppeteer's connect). */
   connectURL(): string {
-    return this.ready("connectURL()").wsEndpoint;
+    const url = this.ready("connectURL()").wsEndpoint;
+    if (url === undefined) {
+      throw new ServiceError(
+        "connectURL(): this browser is driven over its DevTools pipe and has no DevTools URL (it was launched " +
+          "with debuggingPort: false). Launch it with a debugging port to connect another library.",
+      );
+    }
+    return url;
   }
 
   /** The remote session's id; undefined for local runs. */

@@ -307,8 +307,11 @@ describe("a session on a browser of the caller's (browser.cdpUrl)", () => {
   it("works through the service and its proxy, and ending it leaves that browser running", async () => {
     const own = await launchChrome({ headless: true, args: [...QUIET_ARGS, svc.marker] });
     try {
-      const id = await svc.start({ browser: { type: "local", cdpUrl: own.wsEndpoint } });
-      expect(svc.service.sessions.get(id)!.cdp).toEqual({ wsEndpoint: own.wsEndpoint, contextId: undefined });
+      const id = await svc.start({ browser: { type: "local", cdpUrl: own.wsEndpoint! } });
+      expect(svc.service.sessions.get(id)!.cdp).toEqual({
+        wsEndpoint: own.wsEndpoint!,
+        contextId: undefined,
+      });
       await ok(await svc.op(id, "navigate", { url: fx.site.url("list.html") }));
       const browser = await connect(id);
       try {
@@ -324,7 +327,7 @@ describe("a session on a browser of the caller's (browser.cdpUrl)", () => {
       }
       await ok(await svc.op(id, "end"));
       expect(own.hasExited()).toBe(false);
-      const { targetInfos } = await cdpCall<{ targetInfos: unknown[] }>(own.wsEndpoint, "Target.getTargets");
+      const { targetInfos } = await cdpCall<{ targetInfos: unknown[] }>(own.wsEndpoint!, "Target.getTargets");
       expect(targetInfos.length).toBeGreaterThan(0);
     } finally {
       await own.kill();
@@ -365,17 +368,17 @@ describe("where browser.cdpUrl may lead", () => {
     const none = await startLiveService({ cdpUrlHosts: [] });
     const byName = await startLiveService({ cdpUrlHosts: ["localhost"] });
     try {
-      const refused = await startStatus(onlyOther, own.wsEndpoint);
+      const refused = await startStatus(onlyOther, own.wsEndpoint!);
       expect(refused.status).toBe(400);
       expect(refused.body.error).toMatch(
         /browser\.cdpUrl.*"127\.0\.0\.1" is not one .*allowed: 127\.0\.0\.2/s,
       );
-      const nowhere = await startStatus(none, own.wsEndpoint);
+      const nowhere = await startStatus(none, own.wsEndpoint!);
       expect(nowhere.status).toBe(400);
       expect(nowhere.body.error).toContain("does not attach sessions to browsers of their own");
       // An allowed host attaches: the browser answers on localhost as well.
       const id = await byName.start({
-        browser: { type: "local", cdpUrl: own.wsEndpoint.replace("127.0.0.1", "localhost") },
+        browser: { type: "local", cdpUrl: own.wsEndpoint!.replace("127.0.0.1", "localhost") },
       });
       await ok(await byName.op(id, "navigate", { url: fx.site.url("list.html") }));
       await ok(await byName.op(id, "end"));

@@ -1,4 +1,5 @@
-// One browser over one WebSocket. Targets attach automatically (and paused, so that each is set
+// One browser over one connection (its DevTools WebSocket, or the pipe of a browser launched
+// without a port). Targets attach automatically (and paused, so that each is set
 // up before its first script runs): tabs become Pages in their Context, out-of-process iframes
 // become frames of their Page.
 
@@ -45,13 +46,37 @@ export class Browser {
     this.launched = launched;
   }
 
-  /** Connects to a browser's DevTools WebSocket and attaches to its pages. */
+  /**
+   * Connects to a browser and attaches to its pages: by its DevTools WebSocket URL, or a browser
+   * `launchChrome` started (over its pipe when it was launched with `debuggingPort: false`, else
+   * over its WebSocket). `launched` with a URL: the browser this process started there (close()
+   * stops it).
+   */
   static async connect(
-    wsEndpoint: string,
+    endpoint: string | LaunchedChrome,
     options: BrowserOptions = {},
     launched?: LaunchedChrome,
   ): Promise<Browser> {
-    const connection = await CdpConnection.connect(wsEndpoint, options.connectTimeoutMs, options.headers);
+    let connection: CdpConnection;
+    if (typeof endpoint !== "string") {
+      launched = endpoint;
+      if (endpoint.pipe) {
+        endpoint.pipe.ref();
+        connection = new CdpConnection(endpoint.pipe);
+      } else if (endpoint.wsEndpoint) {
+        connection = await CdpConnection.connect(
+          endpoint.wsEndpoint,
+          options.connectTimeoutMs,
+          options.headers,
+        );
+      } else {
+        throw new ServiceBrowserClosedError(
+          "The launched browser has neither a DevTools pipe nor a WebSocket.",
+        );
+      }
+    } else {
+      connection = await CdpConnection.connect(endpoint, options.connectTimeoutMs, options.headers);
+    }
     const browser = new Browser(connection, options, launched);
     try {
       await browser.start();
@@ -88,7 +113,8 @@ export class Browser {
     ]);
   }
 
-  get wsEndpoint(): string {
+  /** The DevTools WebSocket URL; undefined for a browser driven over its pipe (it has no TCP endpoint). */
+  get wsEndpoint(): string | undefined {
     return this.connection.url;
   }
 
@@ -251,7 +277,7 @@ export class Browser {
     await this.launched?.kill();
   }
 
-  /** Drops the connection; the browser keeps running. */
+  /** Drops the connection; the browser keeps running, unless it is driven over its pipe (its lifeline). */
   disconnect(): void {
     this.connection.close();
   }

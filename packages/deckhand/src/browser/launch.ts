@@ -1,18 +1,22 @@
 // Starting Chrome and making sure it goes away again.
 //
-// Chrome is started with a remote-debugging port (the WebSocket everything talks over) and also
-// with `--remote-debugging-pipe`: the pipe's other end is held by this process, and when this
-// process dies for any reason (even SIGKILL) the pipe closes and Chrome shuts itself down. On
-// POSIX a one-line `sh` parent waits for Chrome and then removes the temporary profile, so that a
-// killed caller leaves neither a process nor a directory behind. `keepAlive` launches skip both:
-// that browser is meant to outlive us.
+// Chrome is started with `--remote-debugging-pipe`, whose other end this process holds: when this
+// process dies for any reason (even SIGKILL) the pipe closes and Chrome shuts itself down. By
+// default it also gets a remote-debugging port (the WebSocket Deckhand talks over, which other
+// tools can join); with `debuggingPort: false` it gets none, and CDP runs over the pipe itself, so
+// that nothing on the machine can reach the browser but this process. On POSIX a one-line `sh`
+// parent waits for Chrome and then removes the temporary profile, so that a killed caller leaves
+// neither a process nor a directory behind. `keepAlive` launches skip both: that browser is meant
+// to outlive us.
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { ServiceInitError } from "../errors.ts";
+import { PipeTransport } from "./cdp/transport.ts";
 import { chromeSearchPaths, findChrome } from "./chrome-path.ts";
 
 /** The spec's default arguments, added before the caller's `args` unless `ignoreDefaultArgs` says otherwise. */
@@ -38,6 +42,12 @@ export interface ChromeLaunchOptions {
   executablePath?: string;
   headless: boolean;
   port?: number;
+  /**
+   * Default true: Chrome opens a DevTools WebSocket on `port` (a free one when unset). `false`: no
+   * TCP endpoint at all; the connection runs over the DevTools pipe (`LaunchedChrome.pipe`), which
+   * only this process holds. Not with `port` or `keepAlive`.
+   */
+  debuggingPort?: boolean;
   args?: string[];
   ignoreDefaultArgs?: boolean | string[];
   userDataDir?: string;
@@ -50,7 +60,10 @@ export interface ChromeLaunchOptions {
 }
 
 export interface LaunchedChrome {
-  wsEndpoint: string;
+  /** The DevTools WebSocket; undefined for a browser launched with `debuggingPort: false`. */
+  wsEndpoint: string | undefined;
+  /** The DevTools pipe, for a browser launched with `debuggingPort: false` (`Browser.connect(launched)`). */
+  pipe: PipeTransport | undefined;
   executablePath: string;
   userDataDir: string;
   temporaryProfile: boolean;
@@ -70,7 +83,7 @@ export function buildChromeArgs(options: ChromeLaunchOptions, userDataDir: strin
   const defaults =
     ignore === true ? [] : DEFAULT_ARGS.filter((a) => !(Array.isArray(ignore) && ignore.includes(a)));
   const operational = [
-    `--remote-debugging-port=${options.port ?? 0}`,
+    ...(options.debuggingPort === false ? [] : [`--remote-debugging-port=${options.port ?? 0}`]),
     ...(options.keepAlive ? [] : ["--remote-debugging-pipe"]),
     `--user-data-dir=${userDataDir}`,
   ];
@@ -106,7 +119,22 @@ const WATCHDOG_SCRIPT =
   'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; wait "$pid"; code=$?; ' +
   '[ -n "$profile" ] && { rm -rf "$profile"; (sleep 2; rm -rf "$profile") & }; exit $code';
 
+/** The pipe's first message, answered before the connection above takes it over (its ids start at 1). */
+const PIPE_PROBE_ID = 0;
+
 export async function launchChrome(options: ChromeLaunchOptions): Promise<LaunchedChrome> {
+  const pipeOnly = options.debuggingPort === false;
+  if (pipeOnly && options.port !== undefined) {
+    throw new ServiceInitError(
+      "launchChrome: `port` and `debuggingPort: false` contradict each other (no port is opened). Give one of them.",
+    );
+  }
+  if (pipeOnly && options.keepAlive) {
+    throw new ServiceInitError(
+      "launchChrome: `keepAlive` needs a debugging port (a browser without one cannot be reached again after " +
+        "this process lets go of its pipe). Leave `debuggingPort` unset, or `keepAlive` off.",
+    );
+  }
   const executablePath = resolveExecutable(options.executablePath);
   const temporaryProfile = !options.userDataDir;
   const userDataDir = options.userDataDir ?? (await mkdtemp(join(tmpdir(), TEMP_PROFILE_PREFIX)));
@@ -166,12 +194,26 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
   });
 
   const stderrTail = () => [...stderrLines, partial].filter(Boolean).slice(-12).join("\n");
+  const pipe = pipeOnly
+    ? new PipeTransport(child.stdio[3] as Writable, child.stdio[4] as Readable, PIPE_PROBE_ID)
+    : undefined;
 
-  const wsEndpoint = await new Promise<string>((resolve, reject) => {
+  const wsEndpoint = await new Promise<string | undefined>((resolve, reject) => {
     const timeoutMs = options.timeoutMs ?? 30_000;
     const timer = setTimeout(
-      () => fail(`it did not open its DevTools endpoint within ${timeoutMs} ms`),
+      () => fail(`it did not open its DevTools ${pipe ? "pipe" : "endpoint"} within ${timeoutMs} ms`),
       timeoutMs,
+    );
+    // Over the pipe, Chrome is ready once it answers a first command.
+    pipe?.probe().then(
+      () => {
+        clearTimeout(timer);
+        child.off("exit", onExit);
+        resolve(undefined);
+      },
+      () => {
+        // The pipe closed: the exit handler says why, with Chrome's own words.
+      },
     );
     const onData = (chunk: Buffer) => {
       const text = partial + chunk.toString();
@@ -181,7 +223,7 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
         stderrLines.push(line);
         if (stderrLines.length > 50) stderrLines.shift();
         const match = /DevTools listening on (ws:\/\/\S+)/.exec(line);
-        if (match?.[1]) {
+        if (match?.[1] && !pipe) {
           clearTimeout(timer);
           child.off("exit", onExit);
           resolve(match[1]);
@@ -221,6 +263,7 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
   // Keep draining stderr (a full pipe would block Chrome) but only keep the tail.
   return {
     wsEndpoint,
+    pipe,
     executablePath,
     userDataDir,
     temporaryProfile,

@@ -81,7 +81,7 @@ export class BrowserPool {
   /** The DevTools ports the running browsers listen on (loopback), which sessions must not attach to. */
   debuggingPorts(): number[] {
     return [...this.slots].flatMap((slot) =>
-      slot.browser ? [Number(new URL(slot.browser.wsEndpoint).port)] : [],
+      slot.browser?.wsEndpoint ? [Number(new URL(slot.browser.wsEndpoint).port)] : [],
     );
   }
 
@@ -143,7 +143,7 @@ export class BrowserPool {
         ...(this.options.executablePath ? { executablePath: this.options.executablePath } : {}),
       });
       try {
-        return await Browser.connect(launched.wsEndpoint, {}, launched);
+        return await Browser.connect(launched, {});
       } catch (error) {
         await launched.kill();
         throw error;

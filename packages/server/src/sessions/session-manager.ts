@@ -158,7 +158,8 @@ export class SessionManager {
         dh = Deckhand.inContext(context, plan.deckhand);
         // init() disposes of the context itself when it fails.
         await dh.init();
-        cdp = { wsEndpoint: lease.browser.wsEndpoint, contextId: context.id };
+        // Pool browsers are launched with a debugging port (for now).
+        cdp = { wsEndpoint: lease.browser.wsEndpoint ?? "", contextId: context.id };
       } catch (error) {
         lease.release();
         throw error;

@@ -1,12 +1,12 @@
-// One WebSocket to the browser, carrying every target through flattened sessions
-// (`Target.setAutoAttach({ flatten: true })`): a message's `sessionId` says which target it is for.
-// Pending calls of a session fail at once when the session detaches or the socket closes, so that
-// nothing waits forever on a browser or tab that has gone.
+// One connection to the browser (a WebSocket or the DevTools pipe, see transport.ts), carrying every
+// target through flattened sessions (`Target.setAutoAttach({ flatten: true })`): a message's
+// `sessionId` says which target it is for. Pending calls of a session fail at once when the session
+// detaches or the connection closes, so that nothing waits forever on a browser or tab that has gone.
 
 import { EventEmitter } from "node:events";
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.js";
-import WebSocket from "ws";
 import { ServiceBrowserClosedError, ServiceError, ServiceTargetClosedError } from "../../errors.ts";
+import { type CdpTransport, WebSocketTransport } from "./transport.ts";
 
 export type CdpMethod = keyof ProtocolMapping.Commands;
 export type CdpParams<M extends CdpMethod> = ProtocolMapping.Commands[M]["paramsType"][0];
@@ -44,26 +44,25 @@ interface Message {
 }
 
 export class CdpConnection extends EventEmitter {
-  readonly url: string;
+  /** The DevTools WebSocket URL; undefined over a pipe. */
+  readonly url: string | undefined;
   /** The browser target's own session (no session id). */
   readonly root: CdpSession;
-  private readonly ws: WebSocket;
+  private readonly transport: CdpTransport;
   private readonly sessions = new Map<string, CdpSession>();
   private readonly pending = new Map<number, Pending>();
   private lastId = 0;
   private closedError: Error | undefined;
 
-  private constructor(url: string, ws: WebSocket) {
+  /** A connection over a transport that is open already (a WebSocket, or a launched browser's pipe). */
+  constructor(transport: CdpTransport, url?: string) {
     super();
     this.setMaxListeners(0);
     this.url = url;
-    this.ws = ws;
+    this.transport = transport;
     this.root = new CdpSession(this, undefined, "browser");
-    ws.on("message", (data: WebSocket.RawData) => this.onMessage(data));
-    ws.on("close", () => this.onClose());
-    ws.on("error", () => {
-      // "close" follows and does the cleanup; an error event without a listener would throw.
-    });
+    transport.onMessage((text) => this.onMessage(text));
+    transport.onClose(() => this.onClose());
   }
 
   /** `headers` go with the WebSocket handshake (e.g. the service's API key for its CDP proxy). */
@@ -72,17 +71,8 @@ export class CdpConnection extends EventEmitter {
     timeoutMs = 30_000,
     headers?: Record<string, string>,
   ): Promise<CdpConnection> {
-    const ws = new WebSocket(url, {
-      perMessageDeflate: false,
-      maxPayload: 512 * 1024 * 1024,
-      handshakeTimeout: timeoutMs,
-      ...(headers ? { headers } : {}),
-    });
-    await new Promise<void>((resolve, reject) => {
-      ws.once("open", () => resolve());
-      ws.once("error", (err) => reject(err));
-    });
-    return new CdpConnection(url, ws);
+    const transport = await WebSocketTransport.connect(url, { timeoutMs, ...(headers ? { headers } : {}) });
+    return new CdpConnection(transport, url);
   }
 
   get closed(): boolean {
@@ -112,19 +102,22 @@ export class CdpConnection extends EventEmitter {
     if (session.id) message.sessionId = session.id;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, method, session });
-      this.ws.send(JSON.stringify(message), (err) => {
+      this.transport.send(JSON.stringify(message), (err) => {
         if (err && this.pending.delete(id)) reject(this.closedError ?? browserClosed(err.message));
       });
     });
   }
 
-  /** Closes the socket (the browser keeps running unless it was told to close). */
+  /**
+   * Closes the connection. Over a WebSocket the browser keeps running unless it was told to close;
+   * over a pipe the browser shuts down (the pipe is its lifeline).
+   */
   close(): void {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
+    this.transport.close();
   }
 
-  private onMessage(data: WebSocket.RawData): void {
-    const message = JSON.parse(data.toString()) as Message;
+  private onMessage(text: string): void {
+    const message = JSON.parse(text) as Message;
     if (message.id !== undefined) {
       const call = this.pending.get(message.id);
       if (!call) return;

@@ -1,0 +1,188 @@
+// The byte carrier under a CdpConnection: a DevTools WebSocket (a browser's TCP endpoint, or the
+// service's CDP proxy) or the DevTools pipe of a browser Deckhand launched with
+// `--remote-debugging-pipe` (no TCP endpoint at all). Both carry whole JSON messages; the
+// connection above neither knows nor cares which one it has.
+
+import type { Readable, Writable } from "node:stream";
+import WebSocket from "ws";
+
+export interface CdpTransport {
+  /** Sends one message. `done` learns whether it could be handed to the carrier. */
+  send(text: string, done?: (error?: Error) => void): void;
+  /** Receives every message from now on (those that arrived before are delivered first). */
+  onMessage(handler: (text: string) => void): void;
+  /** Called once when the carrier is gone, for whatever reason. */
+  onClose(handler: () => void): void;
+  /** Closes the carrier. For a pipe this also ends the browser: the pipe is its lifeline. */
+  close(): void;
+  readonly closed: boolean;
+}
+
+/** Messages and the close wait for their handlers, so nothing is lost between launch and connect. */
+abstract class BufferedTransport implements CdpTransport {
+  private messageHandler: ((text: string) => void) | undefined;
+  private readonly early: string[] = [];
+  private closeHandlers: (() => void)[] = [];
+  private isClosed = false;
+
+  abstract send(text: string, done?: (error?: Error) => void): void;
+  abstract close(): void;
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  onMessage(handler: (text: string) => void): void {
+    this.messageHandler = handler;
+    for (const text of this.early.splice(0)) handler(text);
+  }
+
+  onClose(handler: () => void): void {
+    if (this.isClosed) queueMicrotask(handler);
+    else this.closeHandlers.push(handler);
+  }
+
+  protected received(text: string): void {
+    if (this.messageHandler) this.messageHandler(text);
+    else this.early.push(text);
+  }
+
+  protected ended(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    const handlers = this.closeHandlers;
+    this.closeHandlers = [];
+    for (const handler of handlers) handler();
+  }
+}
+
+export interface WebSocketTransportOptions {
+  timeoutMs?: number;
+  /** Sent with the handshake (e.g. the service's API key for its CDP proxy). */
+  headers?: Record<string, string>;
+  /** Largest message accepted from the other side, in bytes. */
+  maxPayload?: number;
+}
+
+export class WebSocketTransport extends BufferedTransport {
+  readonly url: string;
+  private readonly ws: WebSocket;
+
+  private constructor(url: string, ws: WebSocket) {
+    super();
+    this.url = url;
+    this.ws = ws;
+    ws.on("message", (data: WebSocket.RawData) => this.received(data.toString()));
+    ws.on("close", () => this.ended());
+    ws.on("error", () => {
+      // "close" follows and does the cleanup; an error event without a listener would throw.
+    });
+  }
+
+  static async connect(url: string, options: WebSocketTransportOptions = {}): Promise<WebSocketTransport> {
+    const ws = new WebSocket(url, {
+      perMessageDeflate: false,
+      maxPayload: options.maxPayload ?? 512 * 1024 * 1024,
+      handshakeTimeout: options.timeoutMs ?? 30_000,
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", (err) => reject(err));
+    });
+    return new WebSocketTransport(url, ws);
+  }
+
+  send(text: string, done?: (error?: Error) => void): void {
+    this.ws.send(text, done);
+  }
+
+  close(): void {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
+  }
+}
+
+/**
+ * Chrome's `--remote-debugging-pipe`: Chrome reads commands from its fd 3 and writes answers and
+ * events to its fd 4, each message a JSON text followed by a NUL byte.
+ */
+export class PipeTransport extends BufferedTransport {
+  private readonly toBrowser: Writable;
+  private readonly fromBrowser: Readable;
+  /** Bytes of a message whose NUL has not arrived yet. */
+  private partial: Buffer[] = [];
+  private readonly probeId: number;
+  private probeAnswer: { prefix: string; resolve(): void; reject(error: Error): void } | undefined;
+
+  /** `probeId`: the message id `probe()` uses, one the connection above never does. */
+  constructor(toBrowser: Writable, fromBrowser: Readable, probeId = 0) {
+    super();
+    this.toBrowser = toBrowser;
+    this.fromBrowser = fromBrowser;
+    this.probeId = probeId;
+    fromBrowser.on("data", (chunk: Buffer) => this.onData(chunk));
+    fromBrowser.on("close", () => this.ended());
+    fromBrowser.on("end", () => this.ended());
+    // EPIPE and friends: the browser is gone, and "close" says so.
+    fromBrowser.on("error", () => this.ended());
+    toBrowser.on("error", () => this.ended());
+  }
+
+  /**
+   * Resolves once the browser answers a first command (it reads the pipe only when it is ready);
+   * rejects if the pipe closes first. The answer is not passed on.
+   */
+  probe(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.closed) {
+        reject(new Error("the DevTools pipe is closed"));
+        return;
+      }
+      this.probeAnswer = { prefix: `{"id":${this.probeId},`, resolve, reject };
+      this.onClose(() => reject(new Error("the DevTools pipe closed")));
+      this.send(JSON.stringify({ id: this.probeId, method: "Browser.getVersion" }));
+    });
+  }
+
+  protected override received(text: string): void {
+    if (this.probeAnswer && text.startsWith(this.probeAnswer.prefix)) {
+      this.probeAnswer.resolve();
+      this.probeAnswer = undefined;
+      return;
+    }
+    super.received(text);
+  }
+
+  private onData(chunk: Buffer): void {
+    let start = 0;
+    for (let end = chunk.indexOf(0, start); end !== -1; end = chunk.indexOf(0, start)) {
+      const piece = chunk.subarray(start, end);
+      const whole = this.partial.length > 0 ? Buffer.concat([...this.partial, piece]) : piece;
+      this.partial = [];
+      this.received(whole.toString("utf8"));
+      start = end + 1;
+    }
+    if (start < chunk.length) this.partial.push(chunk.subarray(start));
+  }
+
+  send(text: string, done?: (error?: Error) => void): void {
+    if (this.closed || this.toBrowser.destroyed) {
+      done?.(new Error("the DevTools pipe is closed"));
+      return;
+    }
+    this.toBrowser.write(`${text}\0`, (error) => done?.(error ?? undefined));
+  }
+
+  /** Keeps this process alive while the connection is open (as an open WebSocket would). */
+  ref(): void {
+    (this.toBrowser as { ref?: () => void }).ref?.();
+    (this.fromBrowser as { ref?: () => void }).ref?.();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.toBrowser.destroy();
+    this.fromBrowser.destroy();
+    this.ended();
+  }
+}
