@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
+import { eventually } from "./live-helpers.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
 
 const url = process.env.DECKHAND_TEST_DATABASE_URL;
@@ -67,6 +68,7 @@ describe.skipIf(!url)(
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await client.end();
+      for (const node of [a, b]) node?.removeTmp();
       expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
       expect(await waitForNoChrome(markers.b, 10_000)).toEqual([]);
     });
@@ -132,6 +134,7 @@ describe.skipIf(!url)(
         status = (await store.getSession(sessionId))?.status ?? "missing";
       }
       const reclaimedAfter = Date.now() - killedAt;
+      console.info(`leases: the killed node's session was ended ${reclaimedAfter} ms after the SIGKILL`);
       expect(status).toBe("ended");
       expect(reclaimedAfter).toBeLessThan(30_000);
 
@@ -142,13 +145,15 @@ describe.skipIf(!url)(
       expect(next.status).toBe(200);
       const nextId2 = (await next.json()).data.sessionId as string;
       expect((await call(b!, `/v1/sessions/${nextId2}/end`, {})).status).toBe(200);
-      // A's browser went with it.
+      // A's browser went with it, and its profile too (the watchdog removes it, once more 2 s later).
       expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
+      await eventually(() => a!.leftovers().length === 0, 10_000, "A's temporary directories to go");
       cdp.terminate();
 
       // B stops cleanly and gives its lease up.
       b!.child.kill("SIGTERM");
       expect(await b!.exited).toBe(0);
+      expect(b!.leftovers()).toEqual([]);
       const nodes = await store.reclaimLapsedNodes();
       expect(nodes.sessionIds).toEqual([]);
     }, 90_000);

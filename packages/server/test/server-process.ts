@@ -3,6 +3,8 @@
 // wrote, and how it ended.
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { QUIET_ARGS } from "./live-helpers.ts";
@@ -14,6 +16,13 @@ const cli = path.resolve(here, "../src/cli.ts");
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  /**
+   * The process's own temporary directory (its TMPDIR: browser profiles and scratch directories go
+   * there). `leftovers()` lists what is in it; `removeTmp()` deletes it.
+   */
+  tmp: string;
+  leftovers(): string[];
+  removeTmp(): void;
   /** Standard output and error so far. */
   output(): string;
   /** Resolves with the exit code (null: killed by a signal) once the process has exited. */
@@ -28,7 +37,8 @@ export async function startServerProcess(
   args: string[],
   options: { marker: string; env?: NodeJS.ProcessEnv },
 ): Promise<ServerProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DECKHAND_LOG_LEVEL: "warn", ...options.env };
+  const tmp = mkdtempSync(path.join(tmpdir(), "deckhand-server-process-"));
+  const env: NodeJS.ProcessEnv = { ...process.env, DECKHAND_LOG_LEVEL: "warn", TMPDIR: tmp, ...options.env };
   delete env.DATABASE_URL;
   const browserArgs = [...QUIET_ARGS, options.marker].map((arg) => `--browser-arg=${arg}`);
   const child = spawn(
@@ -61,5 +71,13 @@ export async function startServerProcess(
       reject(new Error(`deckhand-server exited (${code}) before listening: ${output}`));
     });
   });
-  return { child, url, output: () => output, exited };
+  return {
+    child,
+    url,
+    tmp,
+    leftovers: () => readdirSync(tmp),
+    removeTmp: () => rmSync(tmp, { recursive: true, force: true }),
+    output: () => output,
+    exited,
+  };
 }

@@ -34,6 +34,7 @@ describe("SIGTERM with operations in flight", () => {
     await server?.exited;
     await fx?.close();
     rmSync(dir, { recursive: true, force: true });
+    server?.removeTmp();
     expect(await waitForNoChrome(marker, 10_000)).toEqual([]);
   });
 
@@ -90,5 +91,6 @@ describe("SIGTERM with operations in flight", () => {
     // The grace (1 s) and the closing of the browser, not the model's 60 s.
     expect(Date.now() - stoppedAt).toBeLessThan(20_000);
     expect(await waitForNoChrome(marker, 10_000)).toEqual([]);
+    expect(server!.leftovers()).toEqual([]);
   }, 60_000);
 });
