@@ -170,8 +170,10 @@ async function probes(
   };
 }
 
-interface LoadResult {
+export interface LoadResult {
   sessions: number;
+  projects?: number;
+  isolation?: string;
   held: number;
   browsers: number;
   operations: number;
@@ -193,7 +195,7 @@ interface LoadResult {
 }
 
 /** Sessions still active and Chrome processes still running after a load test's service closed. */
-function leftBehind(load: LoadResult): number {
+export function leftBehind(load: LoadResult): number {
   return load.activeAfter + load.liveAfter + load.chromeLeft;
 }
 
@@ -206,12 +208,22 @@ const LOAD_SCRIPT = join(
   "load.ts",
 );
 
-/** packages/server/bench/load.ts with `sessions` at once; its figures from its LOAD_RESULT line. */
-function runLoad(sessions: number): Promise<LoadResult> {
+/**
+ * packages/server/bench/load.ts with `sessions` at once (and its other flags in `extra`); its
+ * figures from its LOAD_RESULT line.
+ */
+export function runLoad(sessions: number, extra: string[] = []): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--conditions=deckhand-source", "--no-warnings", LOAD_SCRIPT, `--sessions=${sessions}`, "--json"],
+      [
+        "--conditions=deckhand-source",
+        "--no-warnings",
+        LOAD_SCRIPT,
+        `--sessions=${sessions}`,
+        "--json",
+        ...extra,
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let output = "";

@@ -14,6 +14,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { initSuite } from "./init.ts";
+import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
@@ -28,7 +29,7 @@ import type { Suite, SuiteContext } from "./support/suite.ts";
  * (startDeckhand, or rememberDir for a profile it makes itself), so that the check at the end of
  * the run covers them; targets go through checkTarget() so they are printed and summed up.
  */
-const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite, schemaSuite];
+const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite, isolationSuite, schemaSuite];
 
 interface Args {
   only: string[] | undefined;

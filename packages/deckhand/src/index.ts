@@ -1,6 +1,13 @@
 // The public API of the deckhand package.
 
 export { Browser, type BrowserOptions, type ContextOptions } from "./browser/browser.ts";
+export { CdpChannel, type CdpChannelEvent, type CdpChannelListener } from "./browser/cdp/channel.ts";
+export {
+  type CdpTransport,
+  PipeTransport,
+  WebSocketTransport,
+  type WebSocketTransportOptions,
+} from "./browser/cdp/transport.ts";
 export { chromeSearchPaths, findChrome } from "./browser/chrome-path.ts";
 export { Context } from "./browser/context.ts";
 export { Frame } from "./browser/frame.ts";

@@ -6,10 +6,14 @@
 //
 //   node --conditions=deckhand-source packages/server/bench/load.ts
 //   node --conditions=deckhand-source packages/server/bench/load.ts --sessions=20 --browsers=2 --per-browser=10
+//   node --conditions=deckhand-source packages/server/bench/load.ts --sessions=50 --projects=10 --isolation=session
 //
-// Flags: --sessions=N (50), --browsers=N (4), --per-browser=N (13), --model-latency-ms=N (0: the
-// figures are the service's own), --server-cache (off: every operation asks the model), --json (a
-// last line `LOAD_RESULT {json}` with the figures, for bench/remote.ts).
+// Flags: --sessions=N (50), --projects=N (1: one API key; sessions are spread over N keys of N
+// projects), --isolation=project|session (project), --browsers=N (4, at least one per project;
+// with --isolation=session, one per session), --per-browser=N (sessions / browsers),
+// --model-latency-ms=N (0: the figures are the service's own), --server-cache (off: every
+// operation asks the model), --json (a last line `LOAD_RESULT {json}` with the figures, for
+// bench/remote.ts and bench/isolation.ts).
 
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -40,7 +44,14 @@ function flag(name: string, fallback: number): number {
 }
 
 const SESSIONS = flag("sessions", 50);
-const BROWSERS = flag("browsers", 4);
+const PROJECTS = Math.max(1, flag("projects", 1));
+const ISOLATION =
+  process.argv.find((a) => a.startsWith("--isolation="))?.slice("--isolation=".length) ?? "project";
+if (ISOLATION !== "project" && ISOLATION !== "session") {
+  console.error(`--isolation must be project or session; got ${JSON.stringify(ISOLATION)}.`);
+  process.exit(2);
+}
+const BROWSERS = flag("browsers", ISOLATION === "session" ? SESSIONS : Math.max(4, PROJECTS));
 const PER_BROWSER = flag("per-browser", Math.ceil(SESSIONS / BROWSERS));
 const MODEL_LATENCY_MS = flag("model-latency-ms", 0);
 const SERVER_CACHE = process.argv.includes("--server-cache");
@@ -137,8 +148,11 @@ const { app, sessions } = await createService({
   store,
   logger: createLogger({ level: "warn" }),
   maxSessions: SESSIONS,
+  // The load test measures the sessions the service holds, not the quota of one project.
+  maxSessionsPerProject: SESSIONS,
   serverCache: SERVER_CACHE,
   browsers: {
+    isolation: ISOLATION,
     maxBrowsers: BROWSERS,
     sessionsPerBrowser: PER_BROWSER,
     args: ["--disable-background-networking", "--disable-component-update", "--no-first-run", marker],
@@ -147,17 +161,23 @@ const { app, sessions } = await createService({
 await app.listen({ host: "127.0.0.1", port: 0 });
 const address = app.server.address();
 const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-const key = await store.createKey({ name: "load test" });
-const headers = {
-  "x-platform-api-key": key.key,
+const keys = await Promise.all(
+  Array.from({ length: PROJECTS }, (_, i) => store.createKey({ name: `load test project ${i}` })),
+);
+const headersOf = (n: number) => ({
+  "x-platform-api-key": keys[n % PROJECTS]!.key,
   "content-type": "application/json",
   "x-model-api-key": "sk-load",
-};
+});
 const modelConfig = { modelName: "openai/gpt-4.1-mini", baseURL: model.baseURL };
 
-async function call(op: string, url: string, body: unknown): Promise<Record<string, unknown>> {
+async function call(n: number, op: string, url: string, body: unknown): Promise<Record<string, unknown>> {
   const started = performance.now();
-  const response = await fetch(`${base}${url}`, { method: "POST", headers, body: JSON.stringify(body) });
+  const response = await fetch(`${base}${url}`, {
+    method: "POST",
+    headers: headersOf(n),
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   record(op, performance.now() - started);
   if (response.status !== 200) throw new Error(`${op} answered ${response.status}: ${text.slice(0, 300)}`);
@@ -168,6 +188,8 @@ const failures: string[] = [];
 let held = 0;
 let maxHeld = 0;
 let peak = { rssMb: 0, pssMb: 0, processes: 0 };
+/** Browser processes while every session was held. */
+let browsersUsed = 0;
 let release!: () => void;
 const allHeld = new Promise<void>((resolve) => {
   release = resolve;
@@ -179,22 +201,22 @@ async function client(n: number): Promise<number> {
   let id: string | undefined;
   let ops = 0;
   try {
-    id = String((await call("start", "/v1/sessions/start", {})).sessionId);
+    id = String((await call(n, "start", "/v1/sessions/start", {})).sessionId);
     held++;
     maxHeld = Math.max(maxHeld, held);
     const path = (op: string) => `/v1/sessions/${id}/${op}`;
-    await call("navigate", path("navigate"), { url: site.url("form.html") });
-    const observed = (await call("observe", path("observe"), {
+    await call(n, "navigate", path("navigate"), { url: site.url("form.html") });
+    const observed = (await call(n, "observe", path("observe"), {
       instruction: "find the sign-in button",
       options: { model: modelConfig },
     })) as { result: unknown[] };
     if (observed.result.length !== 1) throw new Error("observe found nothing");
-    const acted = (await call("act", path("act"), {
+    const acted = (await call(n, "act", path("act"), {
       input: "type the user name",
       options: { model: modelConfig, variables: { user: `user-${n}` } },
     })) as { result: { success: boolean } };
     if (!acted.result.success) throw new Error("act did not succeed");
-    await call("extract", path("extract"), {
+    await call(n, "extract", path("extract"), {
       instruction: "what is this page",
       options: { model: modelConfig },
     });
@@ -205,12 +227,13 @@ async function client(n: number): Promise<number> {
   // Hold every session until all have done their work: the memory figure is for N live sessions.
   if (++arrived === SESSIONS) {
     peak = memory(sessions.pool.browserPids());
+    browsersUsed = sessions.pool.size;
     release();
   }
   await allHeld;
   if (id) {
     try {
-      await call("end", `/v1/sessions/${id}/end`, undefined);
+      await call(n, "end", `/v1/sessions/${id}/end`, undefined);
       held--;
     } catch (error) {
       failures.push(`end ${n}: ${(error as Error).message}`);
@@ -220,13 +243,14 @@ async function client(n: number): Promise<number> {
 }
 
 console.log(
-  `Load test: ${SESSIONS} sessions at once, ${BROWSERS} browser(s) x ${PER_BROWSER} session(s), model latency ` +
+  `Load test: ${SESSIONS} sessions at once of ${PROJECTS} project(s), --isolation ${ISOLATION}, at most ` +
+    `${BROWSERS} browser(s) x ${PER_BROWSER} session(s), model latency ` +
     `${MODEL_LATENCY_MS} ms, server cache ${SERVER_CACHE ? "on" : "off"}, on ${readFileSync("/proc/cpuinfo", "utf8").match(/^processor/gm)?.length ?? "?"} CPU(s).`,
 );
 const started = performance.now();
 const done = await Promise.all(Array.from({ length: SESSIONS }, (_, n) => client(n)));
 const wallMs = performance.now() - started;
-const browsersUsed = sessions.pool.size;
+browsersUsed = Math.max(browsersUsed, sessions.pool.size);
 
 const activeAfter = await store.countActiveSessions();
 const liveAfter = sessions.size;
@@ -289,6 +313,8 @@ if (JSON_SUMMARY) {
   console.log(
     `LOAD_RESULT ${JSON.stringify({
       sessions: SESSIONS,
+      projects: PROJECTS,
+      isolation: ISOLATION,
       held: maxHeld,
       browsers: browsersUsed,
       operations: totalOps,

@@ -11,9 +11,11 @@ import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  defaultMaxSessionsPerProject,
 } from "./defaults.ts";
 import { handleClientError, handleFrameworkError, installErrorHandling } from "./error-handler.ts";
 import { installJsonBodyParser } from "./json-body.ts";
+import { RevocationWatch } from "./key-revocation.ts";
 import { createLogger } from "./logger.ts";
 import { registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
 import type { SessionHandlers } from "./routes/handlers.ts";
@@ -32,6 +34,8 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Most active sessions (429 AT_CAPACITY beyond). Default 10. */
   maxSessions?: number;
+  /** Most active sessions of one project (429 PROJECT_AT_CAPACITY beyond). Default: half of maxSessions. */
+  maxSessionsPerProject?: number;
   /** Milliseconds of inactivity after which a session may be ended. Default 10 minutes. Enforced by the session manager. */
   sessionIdleTimeoutMs?: number;
   /**
@@ -52,6 +56,7 @@ export interface AppOptions {
 export interface ServiceConfig {
   bodyLimit: number;
   maxSessions: number;
+  maxSessionsPerProject: number;
   sessionIdleTimeoutMs: number;
 }
 
@@ -62,6 +67,7 @@ declare module "fastify" {
       store: Store;
       config: ServiceConfig;
       verifier: KeyVerifier;
+      revocations: RevocationWatch;
       /** The operations running now; answered and stopped at shutdown (see shutdown.ts). */
       inflight: InflightOperations;
     };
@@ -72,6 +78,9 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const config: ServiceConfig = {
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    maxSessionsPerProject:
+      options.maxSessionsPerProject ??
+      defaultMaxSessionsPerProject(options.maxSessions ?? DEFAULT_MAX_SESSIONS),
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   };
   // Typed as a plain FastifyInstance: the pino logger's own type would otherwise spread into every
@@ -90,8 +99,13 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const verifier = new KeyVerifier(options.store, options.operatorKeys);
+  const revocations = new RevocationWatch(options.store, { log: app.log });
   const inflight = new InflightOperations();
-  app.decorate("deckhand", { store: options.store, config, verifier, inflight });
+  app.decorate("deckhand", { store: options.store, config, verifier, revocations, inflight });
+  app.addHook("onClose", (_instance, done) => {
+    revocations.stop();
+    done();
+  });
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
   installSecrets(app);
@@ -105,6 +119,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       store: options.store,
       handlers: options.handlers ?? {},
       maxSessions: config.maxSessions,
+      maxSessionsPerProject: config.maxSessionsPerProject,
       ...(options.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
     });
   });

@@ -16,10 +16,26 @@ export const DEFAULT_SESSION_DISCONNECT_GRACE_MS = 30_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 3000;
-/** Most Chromium processes of the browser pool. */
-export const DEFAULT_MAX_BROWSERS = 4;
-/** Sessions (browser contexts) a pool browser takes before another browser is started. */
+/**
+ * Most Chromium processes of the browser pool. As many as sessions: with sessions of different
+ * projects in different browsers, every session may need one.
+ */
+export const DEFAULT_MAX_BROWSERS = 10;
+/** Sessions (browser contexts) a pool browser takes before another browser is started for its project. */
 export const DEFAULT_SESSIONS_PER_BROWSER = 8;
+/** Who may share a pool browser: sessions of one project ("project"), or no one ("session"). */
+export const DEFAULT_ISOLATION = "project" as const;
+/** Most sessions one project may have at once: half of --max-sessions (rounded up) unless set. */
+export function defaultMaxSessionsPerProject(maxSessions: number): number {
+  return Math.max(1, Math.ceil(maxSessions / 2));
+}
+/** Most tabs one session may have open at once. */
+export const DEFAULT_MAX_TABS_PER_SESSION = 20;
+/**
+ * Largest CDP message a proxy client may send, in bytes (commands are small; a fulfilled request
+ * body or a large script are the big ones). Answers to the client are not limited by it.
+ */
+export const DEFAULT_CDP_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** Milliseconds a pool browser without sessions is kept before it is closed. */
 export const DEFAULT_BROWSER_LINGER_MS = 10_000;
 /** Milliseconds an operation may take when neither the call nor the session gives a timeout. */

@@ -64,6 +64,16 @@ export function atCapacity(maxSessions: number): ApiError {
   );
 }
 
+/** 429: the caller's project has all the sessions it may have. */
+export function projectAtCapacity(maxSessionsPerProject: number): ApiError {
+  return new ApiError(
+    429,
+    "PROJECT_AT_CAPACITY",
+    `This API key's project is running its maximum of ${maxSessionsPerProject} sessions (the service's ` +
+      "--max-sessions-per-project). End one of them, or retry later.",
+  );
+}
+
 export function notImplemented(): ApiError {
   return new ApiError(501, "NOT_IMPLEMENTED", "not implemented yet");
 }

@@ -13,12 +13,15 @@ import {
 } from "./defaults.ts";
 import { createLogger } from "./logger.ts";
 import { createSessionHandlers } from "./operations/session-handlers.ts";
+import { ANYWHERE, type EgressPolicy } from "./policy/egress.ts";
 import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
-import type { CdpUrlHosts } from "./sessions/cdp-url-policy.ts";
 import { SessionManager } from "./sessions/session-manager.ts";
 
 export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
-  /** The browser pool: how many Chromium processes, how many sessions each, how they start. */
+  /**
+   * The browser pool: how many Chromium processes, how many sessions each, who may share one
+   * (`isolation`: "project", the default, or "session"), how they start.
+   */
   browsers?: BrowserPoolOptions;
   /** Server cache default for sessions whose start does not say (serverCache). Default true. */
   serverCache?: boolean;
@@ -30,10 +33,17 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
    */
   sharedStore?: boolean;
   /**
-   * Hosts a session's browser.cdpUrl may attach to: "*" (any, the default) or a list (empty: none).
-   * The service's own pool browsers are refused whatever this says.
+   * Where a session's browser.cdpUrl may attach (policy/egress.ts). Default: anywhere; the CLI
+   * makes it none when the service listens beyond loopback. The service's own port is refused
+   * whatever this says.
    */
-  cdpUrlHosts?: CdpUrlHosts;
+  cdpUrlHosts?: EgressPolicy;
+  /** Where a call's model baseURL may lead. Default: anywhere; the CLI makes it public addresses beyond loopback. */
+  modelBaseUrlHosts?: EgressPolicy;
+  /** Most tabs a session may have open at once (default 20). */
+  maxTabsPerSession?: number;
+  /** Largest CDP message a proxy client may send, in bytes (default 8 MiB). */
+  cdpMaxMessageBytes?: number;
   /**
    * Milliseconds a session started without keepAlive lives on after its last CDP client
    * disconnected, when no request comes. Default 30 s.
@@ -55,6 +65,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   const sharedStore = options.sharedStore ?? options.store.description.startsWith("postgres");
   const nodeId = options.nodeId ?? randomUUID();
+  // Known once the app listens: the port a caller must not make the service call itself on.
+  let app: FastifyInstance | undefined;
+  const ownPort = () => {
+    const address = app?.server.address();
+    return typeof address === "object" && address ? address.port : undefined;
+  };
   const sessions = new SessionManager({
     nodeId,
     nodeLeaseMs: options.nodeLeaseMs ?? DEFAULT_NODE_LEASE_MS,
@@ -66,29 +82,38 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     sharedStore,
     disconnectGraceMs: options.sessionDisconnectGraceMs ?? DEFAULT_SESSION_DISCONNECT_GRACE_MS,
     ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
+    ...(options.maxTabsPerSession !== undefined ? { maxTabsPerSession: options.maxTabsPerSession } : {}),
+    ownPort,
   });
   const handlers = createSessionHandlers({
     sessions,
     store: options.store,
     log: logger,
     operationTimeoutMs: options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
+    modelEgress: { policy: options.modelBaseUrlHosts ?? ANYWHERE, ownPort },
   });
   // The lease first: sessions are started under it from the first request on.
   await sessions.holdLease();
-  let app: FastifyInstance;
   try {
     app = await createApp({ ...options, logger, handlers, nodeId });
   } catch (error) {
     await sessions.close();
     throw error;
   }
-  installCdpProxy(app, { store: options.store, verifier: app.deckhand.verifier, sessions });
+  installCdpProxy(app, {
+    store: options.store,
+    verifier: app.deckhand.verifier,
+    revocations: app.deckhand.revocations,
+    sessions,
+    ...(options.cdpMaxMessageBytes !== undefined ? { maxMessageBytes: options.cdpMaxMessageBytes } : {}),
+  });
   app.addHook("onClose", async () => {
     await sessions.close();
   });
+  const service = app;
   await sessions.sweepOrphans({
     all: !sharedStore,
     intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
   });
-  return { app, sessions };
+  return { app: service, sessions };
 }

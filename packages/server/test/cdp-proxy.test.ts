@@ -5,6 +5,7 @@ import { match } from "@deckhand/testkit";
 import { Browser, Deckhand, launchChrome } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { NOWHERE, parseEgressPolicy } from "../src/policy/egress.ts";
 import {
   cdpCall,
   eventually,
@@ -148,7 +149,7 @@ describe("Browser.connect through the CDP proxy", () => {
       );
       for (const refusal of refusals) expect(refusal).not.toBe("allowed");
       expect(refusals[0]).toContain("No target with given id found");
-      expect(refusals[4]).toContain("Browser.close is not allowed");
+      expect(refusals[4]).toContain("Browser.close is not available through the session's CDP proxy");
 
       // A command on a session id that is not this client's.
       const error = await cdpCall(
@@ -231,7 +232,7 @@ describe("a session on the browser target (what Playwright's newCDPSession opens
           () => "allowed",
           (error: Error) => error.message,
         );
-      expect(await refused(client.send("Browser.close", {}, browserSession))).toContain("not allowed");
+      expect(await refused(client.send("Browser.close", {}, browserSession))).toContain("not available");
       expect(
         await refused(
           client.send("Target.attachToTarget", { targetId: foreign, flatten: true }, browserSession),
@@ -239,7 +240,7 @@ describe("a session on the browser target (what Playwright's newCDPSession opens
       ).toContain("No target with given id found");
       expect(
         await refused(client.send("Security.setIgnoreCertificateErrors", { ignore: true }, browserSession)),
-      ).toContain("not available on the browser target");
+      ).toContain("not available through the session's CDP proxy");
 
       // Its own pages it may attach to and drive.
       const page = own.dh.context.pages()[0]!.targetId;
@@ -308,10 +309,9 @@ describe("a session on a browser of the caller's (browser.cdpUrl)", () => {
     const own = await launchChrome({ headless: true, args: [...QUIET_ARGS, svc.marker] });
     try {
       const id = await svc.start({ browser: { type: "local", cdpUrl: own.wsEndpoint! } });
-      expect(svc.service.sessions.get(id)!.cdp).toEqual({
-        wsEndpoint: own.wsEndpoint!,
-        contextId: undefined,
-      });
+      const { cdp } = svc.service.sessions.get(id)!;
+      expect(cdp.contextId).toBeUndefined();
+      expect(cdp.browser.launched).toBeUndefined();
       await ok(await svc.op(id, "navigate", { url: fx.site.url("list.html") }));
       const browser = await connect(id);
       try {
@@ -346,36 +346,20 @@ describe("where browser.cdpUrl may lead", () => {
     return { status: response.status, body: await response.json() };
   }
 
-  it("never to one of the service's own browsers, by address or by name, and nothing is left of the try", async () => {
-    const pool = svc.service.sessions.get(mine)!.cdp.wsEndpoint;
-    const port = new URL(pool).port;
-    const before = svc.service.sessions.size;
-    for (const cdpUrl of [pool, `http://127.0.0.1:${port}`, `ws://localhost:${port}/devtools/browser/x`]) {
-      const { status, body } = await startStatus(svc, cdpUrl);
-      expect(status).toBe(400);
-      expect(body.code).toBe("INVALID_REQUEST");
-      expect(body.error).toContain("browser.cdpUrl");
-      expect(body.error).toContain("the service's own browsers");
-    }
-    expect(svc.service.sessions.size).toBe(before);
-    // Those sessions stay as they were: nothing attached to their browser.
-    await ok(await svc.op(mine, "navigate", { url: fx.site.url("form.html") }));
-  });
-
   it("only to the hosts the operator allows (--cdp-url-hosts), or nowhere", async () => {
     const own = await launchChrome({ headless: true, args: [...QUIET_ARGS, svc.marker] });
-    const onlyOther = await startLiveService({ cdpUrlHosts: ["127.0.0.2"] });
-    const none = await startLiveService({ cdpUrlHosts: [] });
-    const byName = await startLiveService({ cdpUrlHosts: ["localhost"] });
+    const onlyOther = await startLiveService({ cdpUrlHosts: parseEgressPolicy("127.0.0.2", "test") });
+    const none = await startLiveService({ cdpUrlHosts: NOWHERE });
+    const byName = await startLiveService({ cdpUrlHosts: parseEgressPolicy("localhost", "test") });
     try {
       const refused = await startStatus(onlyOther, own.wsEndpoint!);
       expect(refused.status).toBe(400);
       expect(refused.body.error).toMatch(
-        /browser\.cdpUrl.*"127\.0\.0\.1" is not one .*allowed: 127\.0\.0\.2/s,
+        /browser\.cdpUrl.*"127\.0\.0\.1" \(127\.0\.0\.1\) is not one this service connects to \(allowed: 127\.0\.0\.2\)/s,
       );
       const nowhere = await startStatus(none, own.wsEndpoint!);
       expect(nowhere.status).toBe(400);
-      expect(nowhere.body.error).toContain("does not attach sessions to browsers of their own");
+      expect(nowhere.body.error).toContain("connects nowhere of the caller's choosing");
       // An allowed host attaches: the browser answers on localhost as well.
       const id = await byName.start({
         browser: { type: "local", cdpUrl: own.wsEndpoint!.replace("127.0.0.1", "localhost") },

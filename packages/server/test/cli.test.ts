@@ -108,6 +108,11 @@ describe("deckhand-server", () => {
       "--sessions-per-browser",
       "--browser-arg",
       "--cdp-url-hosts",
+      "--model-base-url-hosts",
+      "--isolation",
+      "--max-sessions-per-project",
+      "--max-tabs-per-session",
+      "--cdp-max-message-bytes",
       "keys create",
       "keys list",
       "keys revoke <id>",
@@ -115,6 +120,8 @@ describe("deckhand-server", () => {
       "DECKHAND_API_KEYS",
       "DECKHAND_LOG_LEVEL",
       "DECKHAND_CDP_URL_HOSTS",
+      "DECKHAND_MODEL_BASE_URL_HOSTS",
+      "DECKHAND_ISOLATION",
     ]) {
       expect(stdout).toContain(text);
     }
@@ -140,16 +147,51 @@ describe("deckhand-server", () => {
     expect(stderr).toContain("--port must be a whole number from 0 to 65535");
   });
 
-  it("reads --cdp-url-hosts (or DECKHAND_CDP_URL_HOSTS): *, none, or a list of hosts", () => {
-    expect(parseCommand(["--cdp-url-hosts", "*"], {})).toMatchObject({ kind: "serve", cdpUrlHosts: "*" });
-    expect(parseCommand(["--cdp-url-hosts=none"], {})).toMatchObject({ cdpUrlHosts: [] });
-    expect(parseCommand([], { DECKHAND_CDP_URL_HOSTS: "Browsers.internal, [::1] ,10.0.0.5" })).toMatchObject({
-      cdpUrlHosts: ["browsers.internal", "::1", "10.0.0.5"],
-    });
-    expect(parseCommand(["--cdp-url-hosts=a.test"], { DECKHAND_CDP_URL_HOSTS: "*" })).toMatchObject({
-      cdpUrlHosts: ["a.test"],
-    });
-    expect(parseCommand([], {})).not.toHaveProperty("cdpUrlHosts");
+  it("reads --cdp-url-hosts and --model-base-url-hosts (or their variables), with safe defaults beyond loopback", () => {
+    const hosts = (command: ReturnType<typeof parseCommand>, key: "cdpUrlHosts" | "modelBaseUrlHosts") =>
+      (command as unknown as Record<string, { text: string }>)[key]?.text;
+    expect(hosts(parseCommand(["--cdp-url-hosts", "*"], {}), "cdpUrlHosts")).toBe("*");
+    expect(hosts(parseCommand(["--cdp-url-hosts=none"], {}), "cdpUrlHosts")).toBe("none");
+    expect(
+      hosts(
+        parseCommand([], { DECKHAND_CDP_URL_HOSTS: "Browsers.internal, [::1] ,10.0.0.0/8" }),
+        "cdpUrlHosts",
+      ),
+    ).toBe("Browsers.internal, [::1] ,10.0.0.0/8");
+    expect(
+      hosts(parseCommand(["--cdp-url-hosts=a.test"], { DECKHAND_CDP_URL_HOSTS: "*" }), "cdpUrlHosts"),
+    ).toBe("a.test");
+    expect(() => parseCommand(["--cdp-url-hosts=a b"], {})).toThrow(/not a host name, an address/);
+    expect(() => parseCommand(["--model-base-url-hosts=10.0.0.0/99"], {})).toThrow(/not a CIDR range/);
+    // On loopback, anywhere; beyond it, nowhere for cdpUrl and the public internet for models.
+    expect(hosts(parseCommand([], {}), "cdpUrlHosts")).toBe("*");
+    expect(hosts(parseCommand([], {}), "modelBaseUrlHosts")).toBe("*");
+    expect(hosts(parseCommand(["--host", "0.0.0.0"], {}), "cdpUrlHosts")).toBe("none");
+    expect(hosts(parseCommand(["--host", "0.0.0.0"], {}), "modelBaseUrlHosts")).toBe("public");
+    expect(
+      hosts(
+        parseCommand(["--host", "::", "--model-base-url-hosts", "public,models.internal"], {}),
+        "modelBaseUrlHosts",
+      ),
+    ).toBe("public,models.internal");
+    expect(parseCommand(["--isolation", "session"], {})).toMatchObject({ isolation: "session" });
+    expect(parseCommand([], { DECKHAND_ISOLATION: "project" })).toMatchObject({ isolation: "project" });
+    expect(() => parseCommand(["--isolation", "none"], {})).toThrow(
+      /--isolation must be project .* or session/,
+    );
+    expect(
+      parseCommand(
+        [
+          "--max-sessions-per-project",
+          "3",
+          "--max-tabs-per-session",
+          "5",
+          "--cdp-max-message-bytes",
+          "65536",
+        ],
+        {},
+      ),
+    ).toMatchObject({ maxSessionsPerProject: 3, maxTabsPerSession: 5, cdpMaxMessageBytes: 65536 });
     expect(parseCommand(["--session-disconnect-grace", "2.5"], {})).toMatchObject({
       sessionDisconnectGraceMs: 2500,
     });

@@ -23,7 +23,7 @@ describe("error answers", () => {
   };
 
   beforeAll(async () => {
-    service = await startService({ handlers, bodyLimit: 2000, maxSessions: 3 });
+    service = await startService({ handlers, bodyLimit: 2000, maxSessions: 3, maxSessionsPerProject: 3 });
   });
   afterAll(() => service.close());
 

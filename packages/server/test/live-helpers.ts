@@ -3,7 +3,7 @@
 // model, and a way to find every Chrome process this service started.
 
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -18,6 +18,7 @@ import {
 import type pino from "pino";
 import { createLogger } from "../src/logger.ts";
 import { createService, type Service, type ServiceOptions } from "../src/service.ts";
+import type { CdpTarget } from "../src/sessions/live-session.ts";
 import { SqliteStore } from "../src/store/sqlite-store.ts";
 import type { CreatedKey, Store } from "../src/store/store.ts";
 
@@ -88,6 +89,8 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
   const key = keys?.key ?? (await store.createKey({ name: "first" }));
   const otherKey = keys?.otherKey ?? (await store.createKey({ name: "other project" }));
 
+  // Each started session's own directory, which must be gone once the service closed.
+  const sessionDirs: string[] = [];
   const call: LiveService["call"] = (pathname, init = {}) => {
     const { json, headers, key: keyOverride, ...requestInit } = init;
     const merged = new Headers(headers);
@@ -118,7 +121,10 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       });
       const text = await response.text();
       if (response.status !== 200) throw new Error(`start answered ${response.status}: ${text}`);
-      return JSON.parse(text).data.sessionId as string;
+      const id = JSON.parse(text).data.sessionId as string;
+      const dir = service.sessions.get(id)?.downloadDir;
+      if (dir) sessionDirs.push(dir);
+      return id;
     },
     op: (id, name, body = {}, init = {}) =>
       call(`/v1/sessions/${id}/${name}`, {
@@ -136,6 +142,8 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       }
       const left = await waitForNoChrome(marker, 5000);
       if (left.length > 0) throw new Error(`Chrome left running: ${left.map((p) => p.pid).join(", ")}`);
+      const dirs = sessionDirs.filter((dir) => existsSync(dir));
+      if (dirs.length > 0) throw new Error(`session directories left: ${dirs.join(", ")}`);
     },
   };
 }
@@ -220,6 +228,32 @@ export async function cdpCall<T = Record<string, unknown>>(
     });
   } finally {
     ws.close();
+  }
+}
+
+/**
+ * The browser contexts of a session's browser, asked over the service's own connection to it
+ * (pool browsers have no other); none once that browser has closed.
+ */
+export async function browserContextsOf(cdp: CdpTarget): Promise<string[]> {
+  if (!cdp.browser.isConnected()) return [];
+  try {
+    const { browserContextIds } = await cdp.browser.connection.root.send("Target.getBrowserContexts");
+    return browserContextIds;
+  } catch {
+    return [];
+  }
+}
+
+/** The targets of a session's browser (see browserContextsOf); none once it has closed. */
+export async function browserTargetsOf(
+  cdp: CdpTarget,
+): Promise<{ browserContextId?: string; type: string }[]> {
+  if (!cdp.browser.isConnected()) return [];
+  try {
+    return (await cdp.browser.connection.root.send("Target.getTargets")).targetInfos;
+  } catch {
+    return [];
   }
 }
 

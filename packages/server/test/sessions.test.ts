@@ -11,7 +11,8 @@ import { Browser } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/store/sqlite-store.ts";
 import {
-  cdpCall,
+  browserContextsOf,
+  browserTargetsOf,
   eventually,
   type Fixtures,
   idOf,
@@ -27,7 +28,10 @@ let svc: LiveService;
 let fx: Fixtures;
 
 beforeAll(async () => {
-  [svc, fx] = await Promise.all([startLiveService({ maxSessions: 4 }), startFixtures()]);
+  [svc, fx] = await Promise.all([
+    startLiveService({ maxSessions: 4, maxSessionsPerProject: 4 }),
+    startFixtures(),
+  ]);
 });
 afterAll(async () => {
   await svc?.close();
@@ -56,11 +60,7 @@ describe("SessionStart", () => {
     });
     const live = svc.service.sessions.get(sessionId)!;
     expect(live.cdp.contextId).toEqual(expect.any(String));
-    const { browserContextIds } = await cdpCall<{ browserContextIds: string[] }>(
-      live.cdp.wsEndpoint,
-      "Target.getBrowserContexts",
-    );
-    expect(browserContextIds).toContain(live.cdp.contextId);
+    expect(await browserContextsOf(live.cdp)).toContain(live.cdp.contextId);
     await svc.op(sessionId, "end");
   });
 
@@ -177,15 +177,8 @@ describe("SessionEnd", () => {
     expect(end.status).toBe(200);
     expect(await end.json()).toEqual({ success: true, data: { success: true } });
 
-    const { browserContextIds } = await cdpCall<{ browserContextIds: string[] }>(
-      cdp.wsEndpoint,
-      "Target.getBrowserContexts",
-    );
-    expect(browserContextIds).not.toContain(cdp.contextId);
-    const { targetInfos } = await cdpCall<{ targetInfos: { browserContextId?: string }[] }>(
-      cdp.wsEndpoint,
-      "Target.getTargets",
-    );
+    expect(await browserContextsOf(cdp)).not.toContain(cdp.contextId);
+    const targetInfos = await browserTargetsOf(cdp);
     expect(targetInfos.filter((t) => t.browserContextId === cdp.contextId)).toEqual([]);
     expect(svc.service.sessions.get(id)).toBeUndefined();
     expect((await svc.store.getSession(id))?.status).toBe("ended");
@@ -209,11 +202,7 @@ describe("SessionEnd", () => {
     expect(svc.service.sessions.get(id)).toBeDefined();
     await eventually(async () => (await svc.store.getSession(id))?.status === "ended", 5000, "the idle end");
     expect(svc.service.sessions.get(id)).toBeUndefined();
-    const { browserContextIds } = await cdpCall<{ browserContextIds: string[] }>(
-      cdp.wsEndpoint,
-      "Target.getBrowserContexts",
-    );
-    expect(browserContextIds).not.toContain(cdp.contextId);
+    expect(await browserContextsOf(cdp)).not.toContain(cdp.contextId);
     expect((await svc.op(id, "extract", {})).status).toBe(410);
   });
 });
@@ -369,11 +358,7 @@ describe("a client that goes away (keepAlive)", () => {
     second.disconnect();
     await eventually(async () => (await status(id)) === "ended", 5000, "the end after the last client left");
     expect(short.service.sessions.get(id)).toBeUndefined();
-    const { browserContextIds } = await cdpCall<{ browserContextIds: string[] }>(
-      cdp.wsEndpoint,
-      "Target.getBrowserContexts",
-    );
-    expect(browserContextIds).not.toContain(cdp.contextId);
+    expect(await browserContextsOf(cdp)).not.toContain(cdp.contextId);
     // Its record stays readable.
     expect((await short.call(`/v1/sessions/${id}/replay`)).status).toBe(200);
   });

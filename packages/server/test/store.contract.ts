@@ -105,6 +105,15 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       const listed = (await store.listKeys()).find((k) => k.id === created.id);
       expect(listed?.revokedAt).toBeTypeOf("number");
     });
+
+    it("says which of some key ids are revoked", async () => {
+      const live = await store.createKey({ name: "live" });
+      const gone = await store.createKey({ name: "gone" });
+      await store.revokeKey(gone.id);
+      expect(await store.revokedKeyIds([live.id, gone.id, "no-such-key"])).toEqual([gone.id]);
+      expect(await store.revokedKeyIds([live.id])).toEqual([]);
+      expect(await store.revokedKeyIds([])).toEqual([]);
+    });
   });
 
   describe("sessions", () => {

@@ -101,3 +101,8 @@ export function listeningSockets(pids: readonly number[]): ListeningSocket[] {
   }
   return found;
 }
+
+/** Every TCP socket in LISTEN state on this machine (this network namespace), by address and port. */
+export function allListeningSockets(): { address: string; port: number }[] {
+  return [...listeningByInode().values()];
+}

@@ -6,6 +6,7 @@
 import type { Protocol } from "devtools-protocol";
 import { ServiceBrowserClosedError, ServiceTimeoutError } from "../errors.ts";
 import { CdpConnection, type CdpSession } from "./cdp/connection.ts";
+import type { CdpTransport } from "./cdp/transport.ts";
 import { Context } from "./context.ts";
 import type { LaunchedChrome } from "./launch.ts";
 import { Page, type PageSettings } from "./page.ts";
@@ -47,18 +48,21 @@ export class Browser {
   }
 
   /**
-   * Connects to a browser and attaches to its pages: by its DevTools WebSocket URL, or a browser
+   * Connects to a browser and attaches to its pages: by its DevTools WebSocket URL, over a
+   * transport opened already (e.g. a `WebSocketTransport` with options of its own), or a browser
    * `launchChrome` started (over its pipe when it was launched with `debuggingPort: false`, else
    * over its WebSocket). `launched` with a URL: the browser this process started there (close()
    * stops it).
    */
   static async connect(
-    endpoint: string | LaunchedChrome,
+    endpoint: string | LaunchedChrome | CdpTransport,
     options: BrowserOptions = {},
     launched?: LaunchedChrome,
   ): Promise<Browser> {
     let connection: CdpConnection;
-    if (typeof endpoint !== "string") {
+    if (typeof endpoint !== "string" && "send" in endpoint) {
+      connection = new CdpConnection(endpoint, (endpoint as { url?: string }).url);
+    } else if (typeof endpoint !== "string") {
       launched = endpoint;
       if (endpoint.pipe) {
         endpoint.pipe.ref();
@@ -193,6 +197,9 @@ export class Browser {
 
   private targetAttached(event: Protocol.Target.AttachedToTargetEvent): void {
     const { targetInfo, sessionId } = event;
+    // The browser target is never auto-attached: this is a session someone opened on this
+    // connection with Target.attachToBrowserTarget (a CDP proxy's channel), and it is theirs.
+    if (targetInfo.type === "browser") return;
     const session = this.connection.adoptSession(sessionId, targetInfo.type);
     if (targetInfo.type !== "page") {
       this.releaseTarget(session, sessionId);

@@ -1,17 +1,29 @@
-// GET /v1/sessions/{id}/cdp: a WebSocket to the session's browser, isolated to the session's
-// browser context (see isolation.ts). The REMOTE client connects its page API this way; so can
-// Playwright's connectOverCDP or Puppeteer's connect.
+// GET /v1/sessions/{id}/cdp: a WebSocket to the session's browser, held to the session's browser
+// context (see isolation.ts and its allow-list, policy.ts). The REMOTE client connects its page API
+// this way; so can Playwright's connectOverCDP or Puppeteer's connect.
+//
+// Every client shares the browser's one connection (the pipe of a pool browser, or the service's
+// WebSocket to a browser given by cdpUrl) through a channel and a browser-target session of its
+// own, so that what one client switches on (auto-attach, target discovery) is its own.
 //
 // Authentication: the `x-platform-api-key` header, or `?apiKey=` for WebSocket clients that cannot
 // set headers (browsers). The session must be the caller's own and running: 401, 404 and 410 are
-// answered as plain HTTP before the upgrade, with the usual error body.
+// answered as plain HTTP before the upgrade, with the usual error body. Revoking the key closes the
+// connection within a second (key-revocation.ts).
+//
+// Sizes: a message from the client larger than `maxMessageBytes` is refused as soon as its frame
+// header announces it (close code 1009), before it is buffered. Messages towards the client
+// (screenshots of big pages are tens of megabytes) have no such limit, but a client that does not
+// read what it asked for is disconnected once `maxBufferedBytes` wait for it.
 
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
 import type { KeyVerifier } from "../auth.ts";
+import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../defaults.ts";
 import { ApiError } from "../errors.ts";
+import type { RevocationWatch } from "../key-revocation.ts";
 import { loadActiveSession } from "../routes/session-access.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import type { SessionManager } from "../sessions/session-manager.ts";
@@ -22,13 +34,16 @@ export interface CdpProxyDeps {
   store: Store;
   verifier: KeyVerifier;
   sessions: SessionManager;
+  revocations: RevocationWatch;
+  /** Largest message a client may send, in bytes. */
+  maxMessageBytes?: number;
 }
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp$/;
-/** Largest CDP message passed either way (screenshots of big pages are tens of megabytes). */
-const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 /** Activity on the connection counts against the idle timeout at most this often. */
 const TOUCH_EVERY_MS = 1000;
+/** Bytes waiting for a client that does not read, beyond which it is disconnected. */
+const MAX_BUFFERED_BYTES = 512 * 1024 * 1024;
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ success: false, error: message, code });
@@ -38,28 +53,40 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
   );
 }
 
-function openUpstream(url: string): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_MESSAGE_BYTES });
-    ws.once("open", () => resolve(ws));
-    ws.once("error", reject);
-  });
-}
-
-/** Wires a client WebSocket to its session's browser through the isolation rules. */
-async function bridge(client: WebSocket, upstream: WebSocket, session: LiveSession): Promise<void> {
-  const isolation = new CdpIsolation(
-    {
-      toClient: (text) => {
-        if (client.readyState === WebSocket.OPEN) client.send(text);
-      },
-      toBrowser: (text) => {
-        if (upstream.readyState === WebSocket.OPEN) upstream.send(text);
-      },
-      activated: (targetId) => void session.activatePage(targetId),
+/**
+ * Wires a client WebSocket to its session's browser through the isolation rules. Returns the
+ * function that cuts it: nothing more passes either way, and the socket goes even if the client
+ * does not answer the close.
+ */
+function bridge(client: WebSocket, session: LiveSession): (code: number, reason: string) => void {
+  let closed = false;
+  const close = (code: number, reason: string) => {
+    if (closed) return;
+    closed = true;
+    session.clientDisconnected();
+    isolation.close();
+    offEnd();
+    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) {
+      client.close(code, reason);
+      setTimeout(() => client.terminate(), 500).unref();
+    }
+  };
+  const isolation = new CdpIsolation({
+    toClient: (text) => {
+      if (client.readyState !== WebSocket.OPEN) return;
+      if (client.bufferedAmount > MAX_BUFFERED_BYTES) {
+        close(1008, "The client does not read its messages.");
+        return;
+      }
+      client.send(text);
     },
-    session.cdp.contextId,
-  );
+    activated: (targetId) => void session.activatePage(targetId),
+    contextId: session.cdp.contextId,
+    downloadDir: session.downloadDir,
+    maxTabs: session.maxTabs,
+  });
+  isolation.onChannelClosed = () => close(1011, "The connection to the browser closed.");
+
   let lastTouch = 0;
   const queued: string[] = [];
   let started = false;
@@ -73,34 +100,20 @@ async function bridge(client: WebSocket, upstream: WebSocket, session: LiveSessi
     if (started) isolation.fromClient(text);
     else queued.push(text);
   });
-  upstream.on("message", (data) => isolation.fromBrowser(data.toString()));
 
-  let closed = false;
   session.clientConnected();
-  const close = (code: number, reason: string) => {
-    if (closed) return;
-    closed = true;
-    session.clientDisconnected();
-    isolation.close();
-    offEnd();
-    upstream.close();
-    if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING)
-      client.close(code, reason);
-  };
   const offEnd = session.onEnd(() => close(1001, "The session ended."));
   client.on("close", () => close(1000, ""));
   client.on("error", () => close(1011, ""));
-  upstream.on("close", () => close(1011, "The connection to the browser closed."));
-  upstream.on("error", () => close(1011, "The connection to the browser failed."));
 
-  try {
-    await isolation.start();
-  } catch {
-    close(1011, "The browser did not answer.");
-    return;
-  }
-  started = true;
-  for (const text of queued.splice(0)) isolation.fromClient(text);
+  isolation.start(session.cdp.browser.connection).then(
+    () => {
+      started = true;
+      for (const text of queued.splice(0)) isolation.fromClient(text);
+    },
+    () => close(1011, "The browser did not answer."),
+  );
+  return close;
 }
 
 /** Answers WebSocket upgrades of /v1/sessions/{id}/cdp on the app's HTTP server. */
@@ -108,7 +121,7 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
-    maxPayload: MAX_MESSAGE_BYTES,
+    maxPayload: deps.maxMessageBytes ?? DEFAULT_CDP_MAX_MESSAGE_BYTES,
   });
   const open = new Set<WebSocket>();
 
@@ -140,16 +153,18 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
       if (!auth) throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key.");
       const record = await loadActiveSession(deps.store, auth, id);
       const session = await deps.sessions.require(record);
-      const upstream = await openUpstream(session.cdp.wsEndpoint);
       if (session.ended || socket.destroyed) {
-        upstream.close();
         throw new ApiError(410, "SESSION_ENDED", `Session ${JSON.stringify(id)} has ended.`);
       }
       wss.handleUpgrade(request, socket, head, (client) => {
         open.add(client);
-        client.on("close", () => open.delete(client));
         app.log.info({ sessionId: id }, "CDP proxy connected");
-        void bridge(client, upstream, session);
+        const cut = bridge(client, session);
+        const untrack = deps.revocations.track(auth.keyId, () => cut(1008, "The API key was revoked."));
+        client.on("close", () => {
+          open.delete(client);
+          untrack();
+        });
       });
     })().catch((error: unknown) => {
       if (error instanceof ApiError) refuse(socket, error.statusCode, error.code, error.message);

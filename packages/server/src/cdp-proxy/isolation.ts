@@ -1,24 +1,25 @@
-// The rules that keep a CDP proxy client inside its session's browser context. The client gets its
-// own WebSocket to the browser (through this), and sees the browser as if the session's context
-// were all there is:
+// One CDP proxy client, held inside its session's browser context. The client shares the browser's
+// one connection (its pipe) with the service and with other clients, through a channel of its own
+// (deckhand's CdpChannel) and a browser-target session of its own (Target.attachToBrowserTarget):
+// what the client sends without a session id goes to that session, so its auto-attach, target
+// discovery and child sessions are its own. It sees the browser as if the session's context were
+// all there is:
 //
 // - Target.getBrowserContexts answers the session's context as the default one, and no other.
 // - Target events (attachedToTarget, targetCreated, targetInfoChanged, targetDestroyed,
 //   targetCrashed, detachedFromTarget) reach the client only for targets of that context. A target
-//   of another context that the browser auto-attaches to this connection is let run and detached
-//   here, unseen.
-// - Target.createTarget always opens the tab in the session's context.
-// - Commands addressed to a session or target outside the context fail as if it did not exist.
-// - Browser.close (and crash), Target.createBrowserContext / disposeBrowserContext, and every other
-//   browser-wide command not listed as safe are refused with a CDP error. Browser-level commands
-//   that take a browserContextId are bound to the session's.
-// - A session on the browser target (Target.attachToBrowserTarget, which Playwright's
-//   newCDPSession uses) is held to the same rules as the connection itself.
+//   of another context that the browser auto-attaches to the client's session is let run and
+//   detached here, unseen.
+// - Commands are checked against the proxy's allow-list (policy.ts): what may be called on which
+//   kind of session, with URLs, files, download directories, browser contexts, targets and windows
+//   held to the session's own. Anything else is refused with a CDP error.
+// - Commands addressed to a session that is not the client's fail as if it did not exist.
 //
-// Message ids are the proxy's own towards the browser (so that its internal calls never collide
-// with the client's) and mapped back on the way out.
+// Message ids towards the browser are the connection's own (so that nobody's calls collide) and
+// mapped back on the way out.
 
-type Json = Record<string, unknown>;
+import type { CdpChannel, CdpChannelListener } from "deckhand";
+import { checkCommand, type Json, type SessionKind, type SessionScope } from "./policy.ts";
 
 interface Message {
   id?: number;
@@ -33,67 +34,27 @@ type Pending =
   | { kind: "client"; clientId: number; method: string; sessionId: string | undefined; params: Json }
   | { kind: "internal"; resolve(result: Json): void; reject(error: Error): void };
 
-export interface CdpIsolationIo {
+export interface CdpIsolationOptions {
   toClient(text: string): void;
-  toBrowser(text: string): void;
   /**
    * The client made a tab the one in front (opened it, activated it, brought it to front): the
    * session's operations should work on it too when the client names no frame.
    */
   activated?(targetId: string): void;
+  /** The session's context; undefined: the browser's default context (a browser given by cdpUrl). */
+  contextId: string | undefined;
+  /** Where the session's downloads go. */
+  downloadDir: string;
+  /** Most tabs the session may have open at once. */
+  maxTabs: number;
 }
 
-/** CDP's "server error" code, which Chrome uses for refusals of this kind. */
-const REFUSED = -32000;
 const NO_SESSION = -32001;
 
-const NOT_ALLOWED = new Set([
-  "Browser.close",
-  "Browser.crash",
-  "Browser.crashGpuProcess",
-  "Target.createBrowserContext",
-  "Target.disposeBrowserContext",
-  "Target.setRemoteLocations",
-  "Target.sendMessageToTarget",
-  "Target.exposeDevToolsProtocol",
-]);
-
-// Commands of the browser target (no sessionId) that are answered, checked or harmless.
-const BROWSER_WIDE_SAFE = new Set([
-  "Browser.getVersion",
-  "SystemInfo.getInfo",
-  "Target.getBrowserContexts",
-  "Target.createTarget",
-  "Target.attachToTarget",
-  "Target.attachToBrowserTarget",
-  "Target.detachFromTarget",
-  "Target.getTargetInfo",
-  "Target.getTargets",
-  "Target.setAutoAttach",
-  "Target.setDiscoverTargets",
-]);
-const BOUND_TO_CONTEXT = new Set([
-  "Browser.setDownloadBehavior",
-  "Browser.grantPermissions",
-  "Browser.resetPermissions",
-  "Browser.setPermission",
-  "Browser.cancelDownload",
-  "Storage.getCookies",
-  "Storage.setCookies",
-  "Storage.clearCookies",
-]);
-// Commands naming a target that must be the session's.
-const TARGET_COMMANDS = new Set([
-  "Target.closeTarget",
-  "Target.openDevTools",
-  "Target.activateTarget",
-  "Target.autoAttachRelated",
-  "Browser.getWindowForTarget",
-]);
 // Target events the client sees only for its own targets (by targetInfo or by targetId).
 const TARGET_INFO_EVENTS = new Set(["Target.targetCreated", "Target.targetInfoChanged"]);
 const TARGET_ID_EVENTS = new Set(["Target.targetDestroyed", "Target.targetCrashed"]);
-// Responses that need a look before the client gets them.
+// Answers that need a look before the client gets them.
 const INSPECTED_RESPONSES = new Set([
   "Target.getTargets",
   "Target.attachToTarget",
@@ -101,46 +62,133 @@ const INSPECTED_RESPONSES = new Set([
   "Target.createTarget",
   "Target.activateTarget",
   "Page.bringToFront",
+  "Browser.getWindowForTarget",
 ]);
 
-export class CdpIsolation {
-  private readonly io: CdpIsolationIo;
-  /** The session's context as the browser names it (resolved by start() when not given). */
-  private contextId: string | undefined;
-  /** Whether the session's context is the browser's default one (createTarget then names none). */
-  private readonly isDefaultContext: boolean;
+export class CdpIsolation implements SessionScope {
+  private readonly options: CdpIsolationOptions;
+  private channel!: CdpChannel;
+  /** The client's own browser-target session: where its session-less commands go. */
+  private root: string | undefined;
+  contextId: string;
+  readonly isDefaultContext: boolean;
   private readonly pending = new Map<number, Pending>();
   /** Target sessions the client may use (those of its context's targets), and their target. */
   private readonly sessions = new Map<string, string | undefined>();
-  /** The client's sessions on the browser target: browser-level, like the connection itself. */
+  /** The client's further sessions on the browser target: browser-level, like its root. */
   private readonly browserSessions = new Set<string>();
   /** Known targets and their context. */
   private readonly targets = new Map<string, string | undefined>();
-  private nextId = 1;
+  /** Windows of the session's tabs. */
+  private readonly windows = new Set<number>();
+  /** Target.createTarget calls sent and not answered yet (for the tab limit). */
+  private creating = 0;
   /** Client messages are handled in order; some need a look-up first. */
   private clientTurn: Promise<void> = Promise.resolve();
   private closed = false;
 
-  /** `contextId` undefined: the session owns the browser's default context (an attached browser). */
-  constructor(io: CdpIsolationIo, contextId: string | undefined) {
-    this.io = io;
-    this.contextId = contextId;
-    this.isDefaultContext = contextId === undefined;
+  constructor(options: CdpIsolationOptions) {
+    this.options = options;
+    this.contextId = options.contextId ?? "";
+    this.isDefaultContext = options.contextId === undefined;
   }
 
-  /** Resolves the default context's id when the session owns it. Call before passing messages. */
-  async start(): Promise<void> {
-    if (this.contextId !== undefined) return;
-    const contexts = await this.call("Target.getBrowserContexts");
-    this.contextId = String(contexts.defaultBrowserContextId ?? "");
+  get downloadDir(): string {
+    return this.options.downloadDir;
   }
 
+  /**
+   * Opens the client's channel on `connection` and its session on the browser target, and resolves
+   * the default context's id when the session owns it. Call before passing messages.
+   */
+  async start(connection: { openChannel(listener: CdpChannelListener): CdpChannel }): Promise<void> {
+    this.channel = connection.openChannel({
+      answer: (id, text) => this.fromBrowserAnswer(id, text),
+      event: (message) => this.fromBrowserEvent(message as Message),
+      closed: () => this.onChannelClosed?.(),
+    });
+    if (this.channel.closed) throw new Error("The connection to the browser is closed.");
+    const { sessionId } = (await this.call("Target.attachToBrowserTarget")) as { sessionId?: string };
+    if (typeof sessionId !== "string") throw new Error("The browser opened no session for the client.");
+    this.root = sessionId;
+    this.channel.claim(sessionId);
+    if (this.isDefaultContext) {
+      const contexts = await this.call("Target.getBrowserContexts", {}, sessionId);
+      this.contextId = String(contexts.defaultBrowserContextId ?? "");
+    }
+  }
+
+  /** Called when the browser's connection is gone, or the browser let go of the client's session. */
+  onChannelClosed: (() => void) | undefined;
+
+  /** Lets go of everything the client holds in the browser: its sessions detach, paused targets run on. */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     for (const call of this.pending.values()) {
       if (call.kind === "internal") call.reject(new Error("The CDP proxy connection closed."));
     }
     this.pending.clear();
+    if (this.channel && !this.channel.closed) {
+      for (const child of [...this.sessions.keys(), ...this.browserSessions]) {
+        this.channel.send("Target.detachFromTarget", { sessionId: child });
+      }
+      if (this.root) this.channel.send("Target.detachFromTarget", { sessionId: this.root });
+      this.channel.close();
+    }
+  }
+
+  // ---------- SessionScope (for the policy) ----------
+
+  /** Whether a target is of the session's context (asked of the browser when not known yet). */
+  async ownsTarget(targetId: unknown): Promise<boolean> {
+    if (typeof targetId !== "string") return false;
+    if (!this.targets.has(targetId)) {
+      try {
+        const { targetInfo } = (await this.call("Target.getTargetInfo", { targetId }, this.root)) as {
+          targetInfo?: { browserContextId?: string };
+        };
+        this.targets.set(targetId, targetInfo?.browserContextId);
+      } catch {
+        return false;
+      }
+    }
+    return this.targets.get(targetId) === this.contextId;
+  }
+
+  async ownsWindow(windowId: unknown): Promise<boolean> {
+    if (typeof windowId !== "number") return false;
+    if (this.windows.has(windowId)) return true;
+    for (const targetId of await this.ownPages()) {
+      try {
+        const found = (await this.call("Browser.getWindowForTarget", { targetId }, this.root)) as {
+          windowId?: number;
+        };
+        if (typeof found.windowId === "number") this.windows.add(found.windowId);
+      } catch {
+        // closed meanwhile
+      }
+    }
+    return this.windows.has(windowId);
+  }
+
+  /** The session's open tabs (as the browser counts them) and those being opened, against its limit. */
+  async tabLimitProblem(): Promise<string | undefined> {
+    const open = (await this.ownPages().catch(() => [])).length + this.creating;
+    if (open < this.options.maxTabs) return undefined;
+    return (
+      `the session has ${open} tabs open, its limit (the service's --max-tabs-per-session is ` +
+      `${this.options.maxTabs}). Close a tab first.`
+    );
+  }
+
+  private async ownPages(): Promise<string[]> {
+    const { targetInfos } = (await this.call("Target.getTargets", {}, this.root)) as {
+      targetInfos?: { targetId: string; type: string; browserContextId?: string }[];
+    };
+    return (targetInfos ?? [])
+      .filter((t) => t.type === "page" && t.browserContextId === this.contextId)
+      .map((t) => t.targetId);
   }
 
   // ---------- client -> browser ----------
@@ -163,76 +211,39 @@ export class CdpIsolation {
     }
     const { id, method, sessionId } = message;
     if (typeof id !== "number" || typeof method !== "string") return;
-    const params: Json = message.params && typeof message.params === "object" ? { ...message.params } : {};
+    const params: Json =
+      message.params && typeof message.params === "object" && !Array.isArray(message.params)
+        ? { ...message.params }
+        : {};
     const refuse = (code: number, why: string) => this.answerClient(id, sessionId, { code, message: why });
 
     if (sessionId !== undefined && !this.sessions.has(sessionId) && !this.browserSessions.has(sessionId)) {
       return refuse(NO_SESSION, "Session with given id not found.");
     }
-    const browserLevel = sessionId === undefined || this.browserSessions.has(sessionId);
-    if (NOT_ALLOWED.has(method)) {
-      return refuse(
-        REFUSED,
-        `${method} is not allowed through the session's CDP proxy: it would reach beyond the session's browser ` +
-          "context. End the session with POST /v1/sessions/{id}/end.",
-      );
+    const kind: SessionKind =
+      sessionId === undefined || this.browserSessions.has(sessionId) ? "browser" : "target";
+
+    if (method === "Target.getBrowserContexts") {
+      this.toClient({
+        id,
+        result: { browserContextIds: [], defaultBrowserContextId: this.contextId },
+        ...(sessionId ? { sessionId } : {}),
+      });
+      return;
     }
-    switch (method) {
-      case "Target.getBrowserContexts":
-        this.toClient({
-          id,
-          result: { browserContextIds: [], defaultBrowserContextId: this.contextId },
-          ...(sessionId ? { sessionId } : {}),
-        });
-        return;
-      case "Target.createTarget":
-        if (this.isDefaultContext) delete params.browserContextId;
-        else params.browserContextId = this.contextId;
-        break;
-      case "Target.attachToTarget":
-        if (params.flatten !== true) {
-          return refuse(REFUSED, "Only flatten: true sessions are available through the CDP proxy.");
-        }
-        if (!(await this.ownsTarget(params.targetId)))
-          return refuse(REFUSED, "No target with given id found");
-        break;
-      case "Target.detachFromTarget":
-        if (
-          typeof params.sessionId === "string"
-            ? !this.sessions.has(params.sessionId) && !this.browserSessions.has(params.sessionId)
-            : !(await this.ownsTarget(params.targetId))
-        ) {
-          return refuse(NO_SESSION, "No session with given id");
-        }
-        break;
-      case "Target.getTargetInfo":
-        if (params.targetId !== undefined && !(await this.ownsTarget(params.targetId))) {
-          return refuse(REFUSED, "No target with given id found");
-        }
-        break;
-      default:
-        if (TARGET_COMMANDS.has(method) && !(await this.ownsTarget(params.targetId))) {
-          return refuse(REFUSED, "No target with given id found");
-        }
+    if (method === "Target.detachFromTarget") {
+      const own =
+        typeof params.sessionId === "string"
+          ? this.sessions.has(params.sessionId) || this.browserSessions.has(params.sessionId)
+          : await this.ownsTarget(params.targetId);
+      if (!own) return refuse(NO_SESSION, "No session with given id");
     }
-    if (browserLevel) {
-      if (BOUND_TO_CONTEXT.has(method)) {
-        if (this.isDefaultContext) delete params.browserContextId;
-        else params.browserContextId = this.contextId;
-      } else if (!BROWSER_WIDE_SAFE.has(method) && !TARGET_COMMANDS.has(method)) {
-        return refuse(
-          REFUSED,
-          `${method} is not available on the browser target through the session's CDP proxy (it would affect ` +
-            "other sessions). Send page-level commands to a page's session.",
-        );
-      }
-    }
+    const verdict = await checkCommand(method, params, kind, this);
+    if (!verdict.ok) return refuse(verdict.code, verdict.message);
     if (this.closed) return;
-    const upstreamId = this.nextId++;
-    this.pending.set(upstreamId, { kind: "client", clientId: id, method, sessionId, params });
-    this.io.toBrowser(
-      JSON.stringify({ id: upstreamId, method, params, ...(sessionId ? { sessionId } : {}) }),
-    );
+    if (method === "Target.createTarget") this.creating++;
+    const upstreamId = this.channel.send(method, verdict.params, sessionId ?? this.root);
+    this.pending.set(upstreamId, { kind: "client", clientId: id, method, sessionId, params: verdict.params });
   }
 
   private answerClient(
@@ -243,35 +254,20 @@ export class CdpIsolation {
     this.toClient({ id, error, ...(sessionId ? { sessionId } : {}) });
   }
 
-  /** Whether a target is of the session's context (asked of the browser when not known yet). */
-  private async ownsTarget(targetId: unknown): Promise<boolean> {
-    if (typeof targetId !== "string") return false;
-    if (!this.targets.has(targetId)) {
-      try {
-        const { targetInfo } = (await this.call("Target.getTargetInfo", { targetId })) as {
-          targetInfo?: { browserContextId?: string };
-        };
-        this.targets.set(targetId, targetInfo?.browserContextId);
-      } catch {
-        return false;
-      }
-    }
-    return this.targets.get(targetId) === this.contextId;
-  }
-
   // ---------- browser -> client ----------
 
-  fromBrowser(text: string): void {
+  private fromBrowserAnswer(upstreamId: number, text: string): void {
+    const call = this.pending.get(upstreamId);
+    if (!call) return;
+    this.pending.delete(upstreamId);
+    if (call.kind === "client" && call.method === "Target.createTarget") this.creating--;
     if (this.closed) return;
-    // Most traffic is answers to the client's calls (screenshots among them): pass those on with
-    // their id swapped, without parsing. Chrome writes the id first.
-    const head = /^\{"id":(\d+),/.exec(text);
-    if (head) {
-      const upstreamId = Number(head[1]);
-      const call = this.pending.get(upstreamId);
-      if (call?.kind === "client" && !INSPECTED_RESPONSES.has(call.method)) {
-        this.pending.delete(upstreamId);
-        this.io.toClient(`{"id":${call.clientId},${text.slice(head[0].length)}`);
+    // Most traffic is answers to the client's page commands (screenshots among them): pass those on
+    // with their id swapped, without parsing.
+    const prefix = `{"id":${upstreamId},`;
+    if (call.kind === "client" && call.sessionId !== undefined && !INSPECTED_RESPONSES.has(call.method)) {
+      if (text.startsWith(prefix)) {
+        this.options.toClient(`{"id":${call.clientId},${text.slice(prefix.length)}`);
         return;
       }
     }
@@ -281,53 +277,63 @@ export class CdpIsolation {
     } catch {
       return;
     }
-    if (typeof message.id === "number") this.handleResponse(message);
-    else if (typeof message.method === "string") this.handleEvent(message);
-  }
-
-  private handleResponse(message: Message): void {
-    const call = this.pending.get(message.id!);
-    if (!call) return;
-    this.pending.delete(message.id!);
     if (call.kind === "internal") {
       if (message.error) call.reject(new Error(message.error.message));
       else call.resolve(message.result ?? {});
       return;
     }
     const out: Message = { ...message, id: call.clientId };
-    if (message.result) {
-      if (call.method === "Target.getTargets") {
-        const infos = (message.result.targetInfos ?? []) as { targetId: string; browserContextId?: string }[];
-        for (const info of infos) this.targets.set(info.targetId, info.browserContextId);
-        out.result = {
-          ...message.result,
-          targetInfos: infos.filter((i) => i.browserContextId === this.contextId),
-        };
-      } else if (call.method === "Target.attachToTarget" && typeof message.result.sessionId === "string") {
-        this.sessions.set(message.result.sessionId, call.params.targetId as string);
-      } else if (
-        call.method === "Target.attachToBrowserTarget" &&
-        typeof message.result.sessionId === "string"
-      ) {
-        this.browserSessions.add(message.result.sessionId);
-      } else if (call.method === "Target.createTarget" && typeof message.result.targetId === "string") {
-        this.targets.set(message.result.targetId, this.contextId);
-        if (call.params.background !== true) this.io.activated?.(message.result.targetId);
-      } else if (call.method === "Target.activateTarget") {
-        this.io.activated?.(call.params.targetId as string);
-      } else if (call.method === "Page.bringToFront" && call.sessionId) {
-        const targetId = this.sessions.get(call.sessionId);
-        if (targetId) this.io.activated?.(targetId);
-      }
-    }
+    // An answer from the client's root session goes out as the browser target's own.
+    if (call.sessionId === undefined) delete out.sessionId;
+    if (message.result) this.inspect(call, message.result, out);
     this.toClient(out);
   }
 
-  private handleEvent(message: Message): void {
-    const { method, sessionId } = message;
+  private inspect(call: Extract<Pending, { kind: "client" }>, result: Json, out: Message): void {
+    if (call.method === "Target.getTargets") {
+      const infos = (result.targetInfos ?? []) as { targetId: string; browserContextId?: string }[];
+      for (const info of infos) this.targets.set(info.targetId, info.browserContextId);
+      out.result = { ...result, targetInfos: infos.filter((i) => i.browserContextId === this.contextId) };
+    } else if (call.method === "Target.attachToTarget" && typeof result.sessionId === "string") {
+      this.sessions.set(result.sessionId, call.params.targetId as string);
+      this.channel.claim(result.sessionId);
+    } else if (call.method === "Target.attachToBrowserTarget" && typeof result.sessionId === "string") {
+      this.browserSessions.add(result.sessionId);
+      this.channel.claim(result.sessionId);
+    } else if (call.method === "Target.createTarget" && typeof result.targetId === "string") {
+      this.targets.set(result.targetId, this.contextId);
+      if (call.params.background !== true) this.options.activated?.(result.targetId);
+    } else if (call.method === "Target.activateTarget") {
+      this.options.activated?.(call.params.targetId as string);
+    } else if (call.method === "Page.bringToFront" && call.sessionId) {
+      const targetId = this.sessions.get(call.sessionId);
+      if (targetId) this.options.activated?.(targetId);
+    } else if (call.method === "Browser.getWindowForTarget" && typeof result.windowId === "number") {
+      this.windows.add(result.windowId);
+    }
+  }
+
+  private fromBrowserEvent(message: Message): void {
+    if (this.closed) return;
+    const { method } = message;
     const params = message.params ?? {};
-    if (sessionId !== undefined && !this.sessions.has(sessionId) && !this.browserSessions.has(sessionId))
+    // The browser let go of the client's own session (it is closing, or the target went): so does
+    // the proxy. That event comes on the connection's root, where nothing else of the client's does.
+    if (method === "Target.detachedFromTarget" && params.sessionId === this.root) {
+      this.onChannelClosed?.();
       return;
+    }
+    if (
+      message.sessionId !== this.root &&
+      !this.sessions.has(message.sessionId ?? "") &&
+      !this.browserSessions.has(message.sessionId ?? "")
+    ) {
+      return;
+    }
+    // Events of the client's root session are the browser target's own, as the client sees it.
+    const sessionId = message.sessionId === this.root ? undefined : message.sessionId;
+    const forClient: Message = { ...message };
+    if (sessionId === undefined) delete forClient.sessionId;
 
     if (method === "Target.attachedToTarget") {
       const info = params.targetInfo as
@@ -337,71 +343,75 @@ export class CdpIsolation {
       // The client's own Target.attachToBrowserTarget (the browser target is never auto-attached).
       if (info?.type === "browser") {
         this.browserSessions.add(child);
-        this.toClient(message);
+        this.channel.claim(child);
+        this.toClient(forClient);
         return;
       }
       if (info) this.targets.set(info.targetId, info.browserContextId);
       if (info?.browserContextId === this.contextId) {
         this.sessions.set(child, info?.targetId);
-        this.toClient(message);
+        this.channel.claim(child);
+        this.toClient(forClient);
       } else {
-        this.letGo(child, params.waitingForDebugger === true, sessionId);
+        this.letGo(child, params.waitingForDebugger === true, message.sessionId);
       }
       return;
     }
     if (method === "Target.detachedFromTarget") {
       const child = params.sessionId as string;
-      if (this.sessions.delete(child) || this.browserSessions.delete(child)) this.toClient(message);
+      if (this.sessions.delete(child) || this.browserSessions.delete(child)) this.toClient(forClient);
       return;
     }
     if (method === "Target.receivedMessageFromTarget") return;
     if (method && TARGET_INFO_EVENTS.has(method)) {
       const info = params.targetInfo as { targetId: string; browserContextId?: string } | undefined;
       if (info) this.targets.set(info.targetId, info.browserContextId);
-      if (info?.browserContextId === this.contextId) this.toClient(message);
+      if (info?.browserContextId === this.contextId) this.toClient(forClient);
       return;
     }
     if (method && TARGET_ID_EVENTS.has(method)) {
       const targetId = params.targetId as string;
       const own = this.targets.get(targetId) === this.contextId;
       if (method === "Target.targetDestroyed") this.targets.delete(targetId);
-      if (own) this.toClient(message);
+      if (own) this.toClient(forClient);
       return;
     }
-    this.toClient(message);
+    // A browser-level session hears only what is the client's: target events (above) and its own
+    // context's downloads. Events of a target session are that target's own.
+    const browserLevel = sessionId === undefined || this.browserSessions.has(sessionId);
+    if (browserLevel && !method?.startsWith("Browser.download")) return;
+    this.toClient(forClient);
   }
 
   /**
-   * A target of another context was attached to this connection (browser-wide auto-attach, on the
-   * connection or on a browser-target session `parent`): let it run if it waits for this
-   * connection, and detach, so that its own session is not held up.
+   * A target of another context was attached to the client's session `parent` (browser-wide
+   * auto-attach): let it run if it waits for this client, and detach, so that it is not held up.
    */
   private letGo(sessionId: string, waiting: boolean, parent: string | undefined): void {
-    if (waiting) this.send({ method: "Runtime.runIfWaitingForDebugger", sessionId });
-    this.send({
-      method: "Target.detachFromTarget",
-      params: { sessionId },
-      ...(parent ? { sessionId: parent } : {}),
-    });
+    if (waiting) this.send("Runtime.runIfWaitingForDebugger", {}, sessionId);
+    this.send("Target.detachFromTarget", { sessionId }, parent);
   }
 
   // ---------- plumbing ----------
 
   private toClient(message: Message): void {
-    if (!this.closed) this.io.toClient(JSON.stringify(message));
+    if (!this.closed) this.options.toClient(JSON.stringify(message));
   }
 
   /** Fire and forget. */
-  private send(message: { method: string; params?: Json; sessionId?: string }): void {
-    this.call(message.method, message.params, message.sessionId).catch(() => undefined);
+  private send(method: string, params: Json, sessionId?: string): void {
+    this.call(method, params, sessionId).catch(() => undefined);
   }
 
   private call(method: string, params: Json = {}, sessionId?: string): Promise<Json> {
     if (this.closed) return Promise.reject(new Error("The CDP proxy connection closed."));
-    const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      const id = this.channel.send(method, params, sessionId);
+      if (id < 0) {
+        reject(new Error("The connection to the browser closed."));
+        return;
+      }
       this.pending.set(id, { kind: "internal", resolve, reject });
-      this.io.toBrowser(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
     });
   }
 }

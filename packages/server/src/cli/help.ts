@@ -2,9 +2,11 @@
 
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_CDP_MAX_MESSAGE_BYTES,
   DEFAULT_HOST,
   DEFAULT_MAX_BROWSERS,
   DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_TABS_PER_SESSION,
   DEFAULT_NODE_LEASE_MS,
   DEFAULT_PORT,
   DEFAULT_SESSION_DISCONNECT_GRACE_MS,
@@ -32,21 +34,38 @@ Options:
   --database-schema NAME        PostgreSQL: keep the tables in this schema, created if missing (also
                                 DECKHAND_DATABASE_SCHEMA; default: the connection's search path)
   --max-sessions N              most active browser sessions; more answer 429 (default ${DEFAULT_MAX_SESSIONS})
+  --max-sessions-per-project N  most active sessions of one project (one API key's); more answer 429
+                                PROJECT_AT_CAPACITY (default: half of --max-sessions, rounded up)
+  --max-tabs-per-session N      most tabs a session may have open at once; CDP Target.createTarget beyond it is
+                                refused, and a tab the page opens beyond it is closed
+                                (default ${DEFAULT_MAX_TABS_PER_SESSION})
   --session-idle-timeout SECS   end a session after this many seconds without a request
                                 (default ${DEFAULT_SESSION_IDLE_TIMEOUT_MS / 1000})
   --session-disconnect-grace SECS
                                 end a session started without keepAlive this many seconds after its last
-                                CDP client disconnected, unless a request comes (default
-                                ${DEFAULT_SESSION_DISCONNECT_GRACE_MS / 1000})
+                                CDP client disconnected, unless a request comes
+                                (default ${DEFAULT_SESSION_DISCONNECT_GRACE_MS / 1000})
   --body-limit BYTES            largest request body; larger answer 413 (default ${DEFAULT_BODY_LIMIT})
-  --max-browsers N              most Chromium processes the sessions share (default ${DEFAULT_MAX_BROWSERS})
+  --isolation MODE              who may share a Chromium process: project (sessions of one project, each in
+                                its own browser context; the default) or session (every session has its own
+                                browser). Sessions of different projects never share one (also
+                                DECKHAND_ISOLATION)
+  --max-browsers N              most Chromium processes at once (default ${DEFAULT_MAX_BROWSERS}); a new project's
+                                session is refused with 429 when all are taken by others
   --sessions-per-browser N      sessions (isolated browser contexts) a browser takes before another starts
-                                (default ${DEFAULT_SESSIONS_PER_BROWSER})
+                                for the same project (default ${DEFAULT_SESSIONS_PER_BROWSER})
   --browser-arg ARG             an extra Chromium argument for the pool's browsers (repeatable), e.g.
                                 --browser-arg=--disable-background-networking
-  --cdp-url-hosts LIST          hosts a session's browser.cdpUrl may attach to: * (any; the default), a
-                                comma-separated list of host names or addresses, or none. The service's own
-                                browsers are never reachable this way (also DECKHAND_CDP_URL_HOSTS)
+  --cdp-max-message-bytes BYTES largest CDP message a client of the CDP proxy may send; a larger one closes
+                                its connection before it is read (default ${DEFAULT_CDP_MAX_MESSAGE_BYTES})
+  --cdp-url-hosts LIST          where a session's browser.cdpUrl may attach: * (anywhere), none, or a
+                                comma-separated list of host names, addresses, CIDR ranges and "public"
+                                (public internet addresses). Every address a name resolves to must be allowed,
+                                and the service connects to the address it checked. Default: * when --host is
+                                loopback, none otherwise (also DECKHAND_CDP_URL_HOSTS)
+  --model-base-url-hosts LIST   where a call's options.model.baseURL may send model requests, in the same form.
+                                Default: * when --host is loopback, public otherwise (also
+                                DECKHAND_MODEL_BASE_URL_HOSTS)
   --shutdown-grace SECS         on SIGTERM/SIGINT, how long operations in flight may finish; those still
                                 running are then answered 503 SHUTTING_DOWN (a stream: its final error
                                 event) and the service exits (default ${DEFAULT_SHUTDOWN_GRACE_MS / 1000})
@@ -65,6 +84,8 @@ Environment:
                         key stored, the first start creates a key and prints it once
   DECKHAND_CDP_URL_HOSTS  as --cdp-url-hosts (the flag wins)
   DECKHAND_DATABASE_SCHEMA  as --database-schema (the flag wins)
+  DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
+  DECKHAND_ISOLATION    as --isolation (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 

@@ -2,8 +2,18 @@
 // errors that say what is valid.
 
 import { parseArgs } from "node:util";
+import { DEFAULT_HOST } from "../defaults.ts";
 import type { LogLevel } from "../logger.ts";
-import { type CdpUrlHosts, parseCdpUrlHosts } from "../sessions/cdp-url-policy.ts";
+import {
+  ANYWHERE,
+  type EgressPolicy,
+  EgressSettingError,
+  isLoopbackHost,
+  NOWHERE,
+  PUBLIC_ONLY,
+  parseEgressPolicy,
+} from "../policy/egress.ts";
+import type { Isolation } from "../sessions/browser-pool.ts";
 
 export interface StoreLocation {
   dataDir?: string;
@@ -23,7 +33,12 @@ export interface ServeOptions extends StoreLocation {
   maxBrowsers?: number;
   sessionsPerBrowser?: number;
   browserArgs?: string[];
-  cdpUrlHosts?: CdpUrlHosts;
+  isolation?: Isolation;
+  maxSessionsPerProject?: number;
+  maxTabsPerSession?: number;
+  cdpMaxMessageBytes?: number;
+  cdpUrlHosts: EgressPolicy;
+  modelBaseUrlHosts: EgressPolicy;
   shutdownGraceMs?: number;
   nodeLeaseMs?: number;
 }
@@ -50,6 +65,11 @@ const OPTIONS = {
   "sessions-per-browser": { type: "string" },
   "browser-arg": { type: "string", multiple: true },
   "cdp-url-hosts": { type: "string" },
+  "model-base-url-hosts": { type: "string" },
+  isolation: { type: "string" },
+  "max-sessions-per-project": { type: "string" },
+  "max-tabs-per-session": { type: "string" },
+  "cdp-max-message-bytes": { type: "string" },
   "shutdown-grace": { type: "string" },
   "node-lease": { type: "string" },
   "database-schema": { type: "string" },
@@ -70,6 +90,11 @@ const SERVE_ONLY = [
   "sessions-per-browser",
   "browser-arg",
   "cdp-url-hosts",
+  "model-base-url-hosts",
+  "isolation",
+  "max-sessions-per-project",
+  "max-tabs-per-session",
+  "cdp-max-message-bytes",
   "shutdown-grace",
   "node-lease",
 ] as const;
@@ -110,6 +135,16 @@ function seconds(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
+function egress(flag: string, value: string | undefined, fallback: EgressPolicy): EgressPolicy {
+  if (value === undefined) return fallback;
+  try {
+    return parseEgressPolicy(value, `--${flag}`);
+  } catch (error) {
+    if (error instanceof EgressSettingError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
   let parsed: ReturnType<
     typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true }>
@@ -145,7 +180,22 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
 
   const [command, subcommand, ...rest] = positionals;
   if (command === undefined) {
-    const serve: ServeOptions = { ...location };
+    // A service that listens beyond loopback may be reached by anyone: where a caller can make it
+    // connect then defaults to nowhere (cdpUrl) and the public internet only (model baseURL).
+    const local = isLoopbackHost(values.host ?? DEFAULT_HOST);
+    const serve: ServeOptions = {
+      ...location,
+      cdpUrlHosts: egress(
+        "cdp-url-hosts",
+        values["cdp-url-hosts"] ?? env.DECKHAND_CDP_URL_HOSTS,
+        local ? ANYWHERE : NOWHERE,
+      ),
+      modelBaseUrlHosts: egress(
+        "model-base-url-hosts",
+        values["model-base-url-hosts"] ?? env.DECKHAND_MODEL_BASE_URL_HOSTS,
+        local ? ANYWHERE : PUBLIC_ONLY,
+      ),
+    };
     if (values.host !== undefined) serve.host = values.host;
     const port = integer("port", values.port, 0, 65535);
     if (port !== undefined) serve.port = port;
@@ -166,8 +216,22 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     const perBrowser = integer("sessions-per-browser", values["sessions-per-browser"], 1);
     if (perBrowser !== undefined) serve.sessionsPerBrowser = perBrowser;
     if (values["browser-arg"]?.length) serve.browserArgs = values["browser-arg"];
-    const cdpUrlHosts = values["cdp-url-hosts"] ?? env.DECKHAND_CDP_URL_HOSTS;
-    if (cdpUrlHosts !== undefined) serve.cdpUrlHosts = parseCdpUrlHosts(cdpUrlHosts);
+    const isolation = values.isolation ?? env.DECKHAND_ISOLATION;
+    if (isolation !== undefined) {
+      if (isolation !== "project" && isolation !== "session") {
+        throw new UsageError(
+          `--isolation must be project (sessions of one project may share a browser) or session (every ` +
+            `session has its own); got ${JSON.stringify(isolation)}.`,
+        );
+      }
+      serve.isolation = isolation;
+    }
+    const perProject = integer("max-sessions-per-project", values["max-sessions-per-project"], 1);
+    if (perProject !== undefined) serve.maxSessionsPerProject = perProject;
+    const tabs = integer("max-tabs-per-session", values["max-tabs-per-session"], 1);
+    if (tabs !== undefined) serve.maxTabsPerSession = tabs;
+    const cdpMessage = integer("cdp-max-message-bytes", values["cdp-max-message-bytes"], 1024);
+    if (cdpMessage !== undefined) serve.cdpMaxMessageBytes = cdpMessage;
     const logLevel = env.DECKHAND_LOG_LEVEL;
     if (logLevel) {
       if (!LOG_LEVELS.includes(logLevel as LogLevel)) {

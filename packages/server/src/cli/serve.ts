@@ -53,6 +53,9 @@ export async function serveCommand(
         : {}),
       ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
       ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
+      ...(options.maxSessionsPerProject !== undefined
+        ? { maxSessionsPerProject: options.maxSessionsPerProject }
+        : {}),
     };
     // Handlers given by the caller (tests of the HTTP layer) replace the browser work; by default
     // the sessions run in the service's own browser pool.
@@ -68,8 +71,16 @@ export async function serveCommand(
                   ? { sessionsPerBrowser: options.sessionsPerBrowser }
                   : {}),
                 ...(options.browserArgs ? { args: options.browserArgs } : {}),
+                ...(options.isolation ? { isolation: options.isolation } : {}),
               },
-              ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
+              cdpUrlHosts: options.cdpUrlHosts,
+              modelBaseUrlHosts: options.modelBaseUrlHosts,
+              ...(options.maxTabsPerSession !== undefined
+                ? { maxTabsPerSession: options.maxTabsPerSession }
+                : {}),
+              ...(options.cdpMaxMessageBytes !== undefined
+                ? { cdpMaxMessageBytes: options.cdpMaxMessageBytes }
+                : {}),
               ...(options.sessionDisconnectGraceMs !== undefined
                 ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
                 : {}),

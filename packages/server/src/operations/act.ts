@@ -7,7 +7,7 @@ import { ProjectCache } from "../cache/server-cache.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionActBody, SessionActData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
-import { callModel, modelNameOf } from "../sessions/model-config.ts";
+import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
 import { cacheInPlay, modelKeyOf, timeoutOf, variableValues } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
@@ -17,7 +17,10 @@ export async function sessionAct(
   deps: OperationDeps,
 ): Promise<SessionActData> {
   const { input, options = {} } = context.body;
-  const model = callModel(options.model, live.defaults.modelName, context.modelApiKey);
+  const { model, endpoint: modelEndpoint } = await guardModel(
+    callModel(options.model, live.defaults.modelName, context.modelApiKey),
+    deps.modelEgress,
+  );
   const byInstruction = typeof input === "string";
   const useCache = byInstruction && cacheInPlay(context, live, options.serverCache);
 
@@ -26,6 +29,7 @@ export async function sessionAct(
     secrets: [...variableValues(options.variables), modelKeyOf(options.model)],
     // act(action) needs no model, but may use one to find a moved element again (self-heal).
     modelName: modelNameOf(model, live.defaults.modelName),
+    modelEndpoint,
     recordAs: (actResult) => ({ ...actResult }),
     run: async ({ dh, page, signal, log }) => {
       const callOptions: ActOptions & { signal: AbortSignal } = {

@@ -8,7 +8,7 @@ import { ApiError } from "../errors.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionExtractBody, SessionExtractData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
-import { callModel, modelNameOf } from "../sessions/model-config.ts";
+import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
 import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
@@ -52,13 +52,17 @@ export async function sessionExtract(
   const { schema, options = {} } = context.body;
   const instruction = context.body.instruction?.trim() ? context.body.instruction : undefined;
   checkSchema(schema, instruction);
-  const model = callModel(options.model, live.defaults.modelName, context.modelApiKey);
+  const { model, endpoint: modelEndpoint } = await guardModel(
+    callModel(options.model, live.defaults.modelName, context.modelApiKey),
+    deps.modelEgress,
+  );
   const useCache = instruction !== undefined && cacheInPlay(context, live, options.serverCache);
 
   const result = await runRecorded<unknown>(context, live, deps, {
     method: "extract",
     secrets: [modelKeyOf(options.model)],
     modelName: modelNameOf(model, live.defaults.modelName),
+    modelEndpoint,
     recordAs: (data) =>
       data !== null && typeof data === "object" && !Array.isArray(data)
         ? (data as Record<string, unknown>)

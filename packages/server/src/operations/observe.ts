@@ -7,7 +7,7 @@ import { cacheKey, ProjectCache } from "../cache/server-cache.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionObserveBody, SessionObserveData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
-import { callModel, modelNameOf } from "../sessions/model-config.ts";
+import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
 import { cacheInPlay, modelKeyOf, timeoutOf, variableValues } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
@@ -30,13 +30,17 @@ export async function sessionObserve(
 ): Promise<SessionObserveData> {
   const { options = {} } = context.body;
   const instruction = context.body.instruction?.trim() ? context.body.instruction : undefined;
-  const model = callModel(options.model, live.defaults.modelName, context.modelApiKey);
+  const { model, endpoint: modelEndpoint } = await guardModel(
+    callModel(options.model, live.defaults.modelName, context.modelApiKey),
+    deps.modelEgress,
+  );
   const useCache = instruction !== undefined && cacheInPlay(context, live, options.serverCache);
 
   const result = await runRecorded<Action[]>(context, live, deps, {
     method: "observe",
     secrets: [...variableValues(options.variables), modelKeyOf(options.model)],
     modelName: modelNameOf(model, live.defaults.modelName),
+    modelEndpoint,
     recordAs: (actions) => ({ actions }),
     run: async ({ dh, page, signal, log }) => {
       const callOptions: ObserveOptions & { signal: AbortSignal } = {

@@ -2,12 +2,14 @@
 // targets, pass the session's log lines to the client (secrets removed), measure its token usage,
 // and append it to the session's replay record, success or not.
 
-import type { Deckhand, DeckhandMetrics, Page } from "deckhand";
+import { type Deckhand, type DeckhandMetrics, type Page, ServiceError } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { toPublicError } from "../error-handler.ts";
+import { ApiError } from "../errors.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import { type SecretSet, secretsOf } from "../secrets.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
+import type { ModelEgress } from "../sessions/model-config.ts";
 import { usageBetween } from "../sessions/pricing.ts";
 import type { Store } from "../store/store.ts";
 import { targetPage } from "./target-page.ts";
@@ -17,6 +19,8 @@ export interface OperationDeps {
   log: FastifyBaseLogger;
   /** Milliseconds an operation may take when neither the call nor the session gives a timeout. */
   operationTimeoutMs: number;
+  /** Where a call's model baseURL may lead. */
+  modelEgress: ModelEgress;
 }
 
 /** What the work of an operation gets. */
@@ -35,6 +39,11 @@ export interface RecordedOperation<R> {
   secrets: readonly unknown[];
   /** The model the operation runs with ("provider/model"), for its cost; none for navigate. */
   modelName?: string;
+  /**
+   * The model endpoint the caller chose (its baseURL), if any: a failure of the model call then says
+   * only that the endpoint could not be used, not what answered there.
+   */
+  modelEndpoint?: string | undefined;
   run(run: OperationRun): Promise<R>;
   /** The result as the replay records it (spec 2.5: an object). */
   recordAs(result: R): Record<string, unknown>;
@@ -55,6 +64,36 @@ function failureRecord(
   if (signal.aborted) return { success: false, cancelled: true, error: "The operation was cancelled." };
   const { body } = toPublicError(error, requestId, 0, secrets);
   return { success: false, error: body.error, code: body.code };
+}
+
+/** The marker every Vercel AI SDK error carries (what its `AISDKError.isInstance` checks). */
+const AI_SDK_ERROR = Symbol.for("vercel.ai.error");
+
+/**
+ * A model call to a caller's endpoint that failed on the way there or back (no connection, an
+ * error status, an answer that is not a model API's: the library's LLMResponseError caused by the
+ * provider's own error): the caller learns only that the endpoint could not be used, never what
+ * answered (a status, a banner, "invalid JSON" from something that is not a model); the operator's
+ * log keeps the whole error. A model's answer that the operation could not use is the model's, and
+ * goes out as it would in LOCAL mode.
+ */
+function uniformModelFailure(
+  error: unknown,
+  endpoint: string | undefined,
+  deps: OperationDeps,
+  sessionId: string,
+): unknown {
+  if (endpoint === undefined || !(error instanceof ServiceError) || error.code !== "LLM_RESPONSE")
+    return error;
+  const cause = error.cause as Record<symbol, unknown> | null | undefined;
+  if (typeof cause !== "object" || cause === null || cause[AI_SDK_ERROR] !== true) return error;
+  deps.log.info({ sessionId, err: error }, "the caller's model endpoint failed");
+  return new ApiError(
+    502,
+    "LLM_RESPONSE",
+    `The model endpoint ${endpoint} could not be used: it could not be reached, or did not answer as a model ` +
+      "API (options.model.baseURL).",
+  );
 }
 
 export async function runRecorded<R>(
@@ -86,7 +125,7 @@ export async function runRecorded<R>(
       );
     } catch (error) {
       failed = true;
-      failure = error;
+      failure = uniformModelFailure(error, operation.modelEndpoint, deps, live.id);
     }
     const after: DeckhandMetrics = await dh.metrics;
     const pageUrl = page.isClosed() ? (dh.context.activePage()?.url() ?? "about:blank") : page.url();

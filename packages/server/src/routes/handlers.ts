@@ -87,4 +87,6 @@ export interface RouteDeps {
   maxSessions: number;
   /** This service node, whose lease its sessions are started under (none: no node checks). */
   nodeId?: string;
+  /** Most active sessions of one project. Default: maxSessions. */
+  maxSessionsPerProject?: number;
 }

@@ -76,6 +76,11 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
       );
       await deps.store.touchSession(session.id);
       const headers = request.headers as OperationHeaders;
+      // A key revoked while its operation runs (or streams) loses the connection: the operation is
+      // cancelled as if the client had gone away.
+      const untrack = request.server.deckhand.revocations.track(auth.keyId, () =>
+        request.raw.socket?.destroy(),
+      );
       try {
         await runOperation(request, reply, async (controls) => {
           let reported: "HIT" | "MISS" | undefined;
@@ -103,6 +108,7 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
           return data;
         });
       } finally {
+        untrack();
         // Long operations count as activity until they end, not only from when they started.
         await deps.store.touchSession(session.id);
       }

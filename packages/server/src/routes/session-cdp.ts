@@ -32,12 +32,15 @@ export function registerSessionCdp(app: FastifyInstance, deps: RouteDeps): void 
       operationId: "SessionCdp",
       summary: "Chrome DevTools Protocol connection to the session's browser (WebSocket)",
       description:
-        "Upgrade to a WebSocket to speak CDP with the session's browser, isolated to the session: " +
+        "Upgrade to a WebSocket to speak CDP with the session's browser, held to the session: " +
         "Target.getBrowserContexts names the session's context as the default (and only) one, target events and " +
-        "Target.getTargets show only the session's pages, Target.createTarget opens tabs in the session's context, " +
-        "and commands on other contexts' targets, Browser.close, Target.createBrowserContext and " +
-        "Target.disposeBrowserContext fail with a CDP error. Authenticate with the x-platform-api-key header, or " +
-        "with ?apiKey= where a WebSocket client cannot set headers. A request without an upgrade is answered 426.",
+        "Target.getTargets show only the session's pages, Target.createTarget opens tabs in the session's context " +
+        "(up to the service's tab limit). What a client may send is an allow-list: commands by name and session kind, " +
+        "with URLs (http, https, data:, about:blank), file paths, download directories, browser contexts, targets " +
+        "and windows held to the session's own; anything else fails with a CDP error. Messages larger than the " +
+        "service's limit close the connection (1009). Authenticate with the x-platform-api-key header, or with " +
+        "?apiKey= where a WebSocket client cannot set headers; revoking the key closes the connection. A request " +
+        "without an upgrade is answered 426.",
       tags: ["sessions"],
       security: CDP_SECURITY,
       params: SessionIdParams,

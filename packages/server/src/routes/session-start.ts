@@ -3,7 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { authOf } from "../auth.ts";
-import { atCapacity, notImplemented } from "../errors.ts";
+import { atCapacity, notImplemented, projectAtCapacity } from "../errors.ts";
 import { redactSecrets } from "../redact.ts";
 import { StartHeaders, successEnvelope } from "../schemas/common.ts";
 import { resolveStartAliases, SessionStartBody, SessionStartData } from "../schemas/session-start.ts";
@@ -56,6 +56,10 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
         session = await admit(async () => {
           if ((await deps.store.countActiveSessions()) >= deps.maxSessions)
             throw atCapacity(deps.maxSessions);
+          // One project must not take every place: the others would only get 429s.
+          const perProject = deps.maxSessionsPerProject ?? deps.maxSessions;
+          if ((await deps.store.countActiveSessions({ projectId: auth.projectId })) >= perProject)
+            throw projectAtCapacity(perProject);
           return deps.store.createSession({
             projectId: auth.projectId,
             keyId: auth.keyId,

@@ -1,22 +1,36 @@
-// A few Chromium processes shared by every session of this node. A session gets an isolated browser
-// context in one of them (its own cookies, storage and pages), never a browser of its own: a
-// context costs megabytes, a browser process a hundred. Another browser is started only when the
-// running ones are full, and one that has had no session for `lingerMs` is closed.
+// The Chromium processes of this node. A session gets an isolated browser context (its own
+// cookies, storage and pages) in a browser that only its tenant uses: with `isolation: "project"`
+// (the default) the sessions of one project share browsers, and different projects never share
+// one; with `isolation: "session"` every session has a browser of its own. So a tenant who crashes
+// or exhausts its browser harms only itself.
+//
+// Browsers are launched without a DevTools port and driven over their pipe: nothing else on the
+// machine, page JavaScript of any tenant included, can reach them. Another browser of a tenant is
+// started only when that tenant's browsers are full; one that has had no session for `lingerMs` is
+// closed, and a lingering browser of another tenant is closed at once when a new tenant needs its
+// place under `maxBrowsers`.
 
 import { Browser, launchChrome } from "deckhand";
 import {
   DEFAULT_BROWSER_LINGER_MS,
+  DEFAULT_ISOLATION,
   DEFAULT_MAX_BROWSERS,
   DEFAULT_SESSIONS_PER_BROWSER,
 } from "../defaults.ts";
+import { ApiError } from "../errors.ts";
+
+/** Who may share a browser process: sessions of one project, or no one. */
+export type Isolation = "project" | "session";
 
 export interface BrowserPoolOptions {
   /** Most Chromium processes at once. */
   maxBrowsers?: number;
-  /** Sessions a browser takes before another is started (while fewer than maxBrowsers run). */
+  /** Sessions a browser takes before another is started for its tenant. */
   sessionsPerBrowser?: number;
-  /** Milliseconds a browser without sessions stays up (so the next session starts fast). */
+  /** Milliseconds a browser without sessions stays up (so the tenant's next session starts fast). */
   lingerMs?: number;
+  /** Default "project". */
+  isolation?: Isolation;
   /** Chrome or Chromium to run; default: what the library finds (CHROME_PATH, the usual paths). */
   executablePath?: string;
   /** Arguments added after the library's defaults. */
@@ -33,6 +47,8 @@ export interface BrowserLease {
 }
 
 interface Slot {
+  /** The tenant whose sessions this browser holds: a project id, or a session's own key. */
+  owner: string;
   ready: Promise<Browser>;
   browser: Browser | undefined;
   sessions: number;
@@ -49,16 +65,22 @@ export class BrowserPool {
   private readonly closings = new Set<Promise<void>>();
   private readonly lostHandlers = new Set<(browser: Browser) => void>();
   private closed = false;
+  private nextPrivateOwner = 0;
 
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
       maxBrowsers: options.maxBrowsers ?? DEFAULT_MAX_BROWSERS,
       sessionsPerBrowser: options.sessionsPerBrowser ?? DEFAULT_SESSIONS_PER_BROWSER,
       lingerMs: options.lingerMs ?? DEFAULT_BROWSER_LINGER_MS,
+      isolation: options.isolation ?? DEFAULT_ISOLATION,
       executablePath: options.executablePath,
       args: options.args ?? [],
       headless: options.headless ?? true,
     };
+  }
+
+  get isolation(): Isolation {
+    return this.options.isolation;
   }
 
   /** Browsers running or starting. */
@@ -78,23 +100,21 @@ export class BrowserPool {
     return [...this.slots].flatMap((slot) => (slot.browser?.launched ? [slot.browser.launched.pid] : []));
   }
 
-  /** The DevTools ports the running browsers listen on (loopback), which sessions must not attach to. */
-  debuggingPorts(): number[] {
-    return [...this.slots].flatMap((slot) =>
-      slot.browser?.wsEndpoint ? [Number(new URL(slot.browser.wsEndpoint).port)] : [],
-    );
-  }
-
   /** Called when a browser goes away on its own (crashed, killed): its sessions are lost. */
   onBrowserLost(handler: (browser: Browser) => void): () => void {
     this.lostHandlers.add(handler);
     return () => this.lostHandlers.delete(handler);
   }
 
-  /** A place in the least busy browser with room, in a new browser when all are full. */
-  async acquire(): Promise<BrowserLease> {
-    if (this.closed) throw new Error("The browser pool is closed.");
-    const slot = this.choose();
+  /**
+   * A place for a session of `projectId`: in the least busy browser of that project with room
+   * (isolation "project"), else in a new browser. 429 when the pool is at `maxBrowsers` and none
+   * of them may take it.
+   */
+  async acquire(projectId: string): Promise<BrowserLease> {
+    if (this.closed) throw new ApiError(503, "SHUTTING_DOWN", "The service is shutting down.");
+    const owner = this.options.isolation === "project" ? projectId : `session:${++this.nextPrivateOwner}`;
+    const slot = this.choose(owner);
     slot.sessions++;
     clearTimeout(slot.linger);
     slot.linger = undefined;
@@ -112,24 +132,43 @@ export class BrowserPool {
         if (released) return;
         released = true;
         slot.sessions--;
-        if (slot.sessions === 0 && this.slots.has(slot)) this.scheduleLinger(slot);
+        if (slot.sessions === 0 && this.slots.has(slot)) {
+          // A session's own browser has no one to wait for.
+          if (this.options.isolation === "session") void this.closeSlot(slot);
+          else this.scheduleLinger(slot);
+        }
       },
     };
   }
 
-  private choose(): Slot {
+  private choose(owner: string): Slot {
     const open = [...this.slots].filter((slot) => !slot.closing);
+    const own = open.filter((slot) => slot.owner === owner);
     const leastBusy = (slots: Slot[]) =>
       slots.reduce((best, slot) => (slot.sessions < best.sessions ? slot : best));
-    const withRoom = open.filter((slot) => slot.sessions < this.options.sessionsPerBrowser);
+    const withRoom = own.filter((slot) => slot.sessions < this.options.sessionsPerBrowser);
     if (withRoom.length > 0) return leastBusy(withRoom);
-    if (open.length < this.options.maxBrowsers) return this.launch();
-    // Every browser is full and no more may start: share the least busy one.
-    return leastBusy(open);
+    if (open.length < this.options.maxBrowsers) return this.launch(owner);
+    // A lingering browser of someone else gives its place up.
+    const idle = open.find((slot) => slot.sessions === 0 && slot.owner !== owner);
+    if (idle) {
+      void this.closeSlot(idle);
+      return this.launch(owner);
+    }
+    // The tenant's own browsers are full and no more may start: share the least busy of them.
+    if (own.length > 0) return leastBusy(own);
+    throw new ApiError(
+      429,
+      "AT_CAPACITY",
+      `Every browser of this service (--max-browsers ${this.options.maxBrowsers}) is in use by other ` +
+        `${this.options.isolation === "project" ? "projects" : "sessions"}, and sessions of different ` +
+        `${this.options.isolation === "project" ? "projects" : "sessions"} never share one. Retry later.`,
+    );
   }
 
-  private launch(): Slot {
+  private launch(owner: string): Slot {
     const slot: Slot = {
+      owner,
       ready: undefined!,
       browser: undefined,
       sessions: 0,
@@ -137,8 +176,10 @@ export class BrowserPool {
       closing: undefined,
     };
     slot.ready = (async () => {
+      // No DevTools port: the pipe to this process is the only way in.
       const launched = await launchChrome({
         headless: this.options.headless,
+        debuggingPort: false,
         args: this.options.args,
         ...(this.options.executablePath ? { executablePath: this.options.executablePath } : {}),
       });

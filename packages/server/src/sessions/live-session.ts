@@ -1,8 +1,9 @@
 // One running session on this node: its Deckhand instance (in its own browser context), the queue
-// its operations wait in, its idle timer, and whatever must go when it ends (the CDP proxy
-// connections, its place in the browser pool).
+// its operations wait in, its idle timer, its tab limit, and whatever must go when it ends (the CDP
+// proxy connections, its download directory, its place in the browser pool).
 
-import { type Deckhand, type LogLine, ServiceCancelledError } from "deckhand";
+import { rm } from "node:fs/promises";
+import { type Browser, type Deckhand, type LogLine, ServiceCancelledError } from "deckhand";
 import type { SessionActionCache } from "../cache/session-action-cache.ts";
 import type { BrowserLease } from "./browser-pool.ts";
 import { ObservedActions } from "./observed-actions.ts";
@@ -10,8 +11,8 @@ import { OperationQueue } from "./operation-queue.ts";
 
 /** Where the session's browser context is, for the CDP proxy. */
 export interface CdpTarget {
-  /** The browser's DevTools WebSocket. */
-  wsEndpoint: string;
+  /** The browser (whose one connection the CDP proxy's clients share). */
+  browser: Browser;
   /** The session's browser context; undefined: the browser's default context (an attached browser). */
   contextId: string | undefined;
 }
@@ -46,6 +47,12 @@ export interface LiveSessionInit {
   relay: LogRelay;
   /** The store of `dh`'s action cache: act's server cache (see SessionActionCache). */
   actionCache: SessionActionCache;
+  /** The session's own directory (its downloads), removed when it ends. */
+  downloadDir: string;
+  /** Most tabs open at once; a tab beyond it (window.open, a target=_blank link) is closed. */
+  maxTabs: number;
+  /** A browser the session connected to itself (browser.cdpUrl): disconnected when it ends. */
+  ownBrowser?: Browser;
 }
 
 /**
@@ -84,6 +91,9 @@ export class LiveSession {
   readonly relay: LogRelay;
   readonly actionCache: SessionActionCache;
   readonly idleTimeoutMs: number;
+  readonly downloadDir: string;
+  readonly maxTabs: number;
+  private readonly ownBrowser: Browser | undefined;
   /** What observe answered, for act(action) to check (see ObservedActions). */
   readonly observed = new ObservedActions();
   private readonly queue = new OperationQueue();
@@ -115,7 +125,21 @@ export class LiveSession {
     this.keepAlive = init.keepAlive;
     this.disconnectGraceMs = init.disconnectGraceMs;
     this.onDetached = init.onDetached;
+    this.downloadDir = init.downloadDir;
+    this.maxTabs = init.maxTabs;
+    this.ownBrowser = init.ownBrowser;
     this.armIdleTimer();
+  }
+
+  /**
+   * Holds the session to its tab limit from now on (call once its first page is open): a tab that
+   * opens beyond it, however it was opened, is closed again at once.
+   */
+  enforceTabLimit(): void {
+    const context = this.dh.context;
+    context.onPage((page) => {
+      if (context.pages().length > this.maxTabs && !this.ended) void page.close().catch(() => undefined);
+    });
   }
 
   get ended(): boolean {
@@ -248,7 +272,9 @@ export class LiveSession {
       try {
         await this.dh.close();
       } finally {
+        this.ownBrowser?.disconnect();
         this.lease?.release();
+        await rm(this.downloadDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
       }
     })();
     return this.ending;

@@ -5,6 +5,8 @@
 
 import type { ModelConfiguration } from "deckhand";
 import { ApiError } from "../errors.ts";
+import { checkEgress, type EgressPolicy } from "../policy/egress.ts";
+import { guardedFetch } from "../policy/pinned-http.ts";
 
 /** The library's model when neither the call nor the session names one. */
 export const LIBRARY_DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -50,4 +52,60 @@ export function modelNameOf(model: ModelConfiguration | undefined, sessionModel:
   if (typeof model === "string") return model;
   if (model) return model.modelName;
   return sessionModel ?? LIBRARY_DEFAULT_MODEL;
+}
+
+/** Where a call's model `baseURL` may lead (--model-base-url-hosts), and the port not to call. */
+export interface ModelEgress {
+  policy: EgressPolicy;
+  ownPort(): number | undefined;
+}
+
+/**
+ * A model the caller pointed at an address of its own (`baseURL`) gets a `fetch` that goes only
+ * where the operator allows, to the address it checked, and fails without saying what answered
+ * (policy/pinned-http.ts). Returns the model to run with, and that address for error messages.
+ */
+export async function guardModel(
+  model: ModelConfiguration | undefined,
+  egress: ModelEgress,
+): Promise<{ model: ModelConfiguration | undefined; endpoint: string | undefined }> {
+  if (typeof model !== "object") return { model, endpoint: undefined };
+  // Only the service decides how a model is called.
+  const { fetch: _ignored, ...rest } = model as Exclude<ModelConfiguration, string> & {
+    fetch?: unknown;
+  };
+  const baseURL = rest.baseURL;
+  if (typeof baseURL !== "string") return { model: rest, endpoint: undefined };
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    throw new ApiError(
+      400,
+      "INVALID_REQUEST",
+      "Invalid request: body field `options.model.baseURL`: it is not an absolute http(s) URL.",
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ApiError(
+      400,
+      "INVALID_REQUEST",
+      "Invalid request: body field `options.model.baseURL`: only http:// and https:// model endpoints can be used.",
+    );
+  }
+  // Refused before anything is sent; each request checks again (a name may resolve elsewhere later).
+  const check = await checkEgress(url, egress.policy, egress.ownPort());
+  if (!check.ok) {
+    throw new ApiError(
+      400,
+      "INVALID_REQUEST",
+      `Invalid request: body field \`options.model.baseURL\`: ${check.problem}. The operator chooses where ` +
+        "model requests may go (--model-base-url-hosts).",
+    );
+  }
+  const endpoint = `${url.origin}${url.pathname}`;
+  return {
+    model: { ...rest, fetch: guardedFetch(egress.policy, egress.ownPort, endpoint) } as ModelConfiguration,
+    endpoint,
+  };
 }

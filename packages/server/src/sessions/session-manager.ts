@@ -3,14 +3,19 @@
 // their records (and replays); this keeps what cannot be stored: browser contexts and Deckhand
 // instances.
 
-import { Deckhand } from "deckhand";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { SessionActionCache } from "../cache/session-action-cache.ts";
+import { DEFAULT_MAX_TABS_PER_SESSION } from "../defaults.ts";
 import { ApiError, sessionElsewhere, sessionEnded } from "../errors.ts";
+import { ANYWHERE, type EgressPolicy } from "../policy/egress.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
 import type { BrowserPool } from "./browser-pool.ts";
-import { type CdpUrlHosts, checkCdpUrl } from "./cdp-url-policy.ts";
+import { attachCdpUrl } from "./cdp-url.ts";
 import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
 import { planSession } from "./start-options.ts";
 
@@ -33,9 +38,16 @@ export interface SessionManagerOptions {
   sharedStore: boolean;
   /** Milliseconds a session without keepAlive outlives its last CDP client (see LiveSession). */
   disconnectGraceMs: number;
-  /** Hosts a start's browser.cdpUrl may name (see cdp-url-policy.ts). Default: any. */
-  cdpUrlHosts?: CdpUrlHosts;
+  /** Where a start's browser.cdpUrl may lead (see policy/egress.ts). Default: anywhere. */
+  cdpUrlHosts?: EgressPolicy;
+  /** The service's own port, never attached to as a browser. */
+  ownPort?: () => number | undefined;
+  /** Most tabs a session may have open at once. */
+  maxTabsPerSession?: number;
 }
+
+/** Prefix of the directory each session gets for its downloads (removed when it ends). */
+export const SESSION_DIR_PREFIX = "deckhand-session-";
 
 /** Why a session ended, for the log. */
 export type EndReason =
@@ -58,7 +70,7 @@ export class SessionManager {
     this.options = options;
     options.pool.onBrowserLost((browser) => {
       for (const session of this.live.values()) {
-        if (session.cdp.wsEndpoint === browser.wsEndpoint) void this.end(session.id, "browser lost");
+        if (session.cdp.browser === browser) void this.end(session.id, "browser lost");
       }
     });
   }
@@ -135,35 +147,52 @@ export class SessionManager {
     // act's server cache is the library's action cache, with its entries in the project's store.
     const actionCache = new SessionActionCache();
     plan.deckhand.actionCache = actionCache;
+    const downloadDir = await mkdtemp(join(tmpdir(), SESSION_DIR_PREFIX));
     let dh: Deckhand;
     let cdp: CdpTarget;
     let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
-    if (plan.cdpUrl) {
-      await checkCdpUrl(plan.cdpUrl, this.options.cdpUrlHosts ?? "*", this.options.pool.debuggingPorts());
-      dh = new Deckhand({
-        ...plan.deckhand,
-        env: "LOCAL",
-        localBrowserLaunchOptions: {
-          cdpUrl: plan.cdpUrl,
+    let ownBrowser: Browser | undefined;
+    try {
+      if (plan.cdpUrl) {
+        ownBrowser = await attachCdpUrl(plan.cdpUrl, {
+          policy: this.options.cdpUrlHosts ?? ANYWHERE,
+          ownPort: this.options.ownPort?.(),
+          timeoutMs: plan.connectTimeoutMs ?? 10_000,
           ...(plan.context.viewport ? { viewport: plan.context.viewport } : {}),
-          ...(plan.connectTimeoutMs !== undefined ? { connectTimeoutMs: plan.connectTimeoutMs } : {}),
-        },
-      });
-      await dh.init();
-      cdp = { wsEndpoint: dh.connectURL(), contextId: undefined };
-    } else {
-      lease = await this.options.pool.acquire();
-      try {
-        const context = await lease.browser.newContext(plan.context);
-        dh = Deckhand.inContext(context, plan.deckhand);
-        // init() disposes of the context itself when it fails.
-        await dh.init();
-        // Pool browsers are launched with a debugging port (for now).
-        cdp = { wsEndpoint: lease.browser.wsEndpoint ?? "", contextId: context.id };
-      } catch (error) {
-        lease.release();
-        throw error;
+          log: this.options.log,
+        });
+        // The caller's browser and its pages stay as they are when the session ends (keepAlive);
+        // the service only lets go of its connection.
+        dh = Deckhand.inContext(ownBrowser.defaultContext(), { ...plan.deckhand, keepAlive: true });
+        try {
+          await dh.init();
+        } catch (error) {
+          ownBrowser.disconnect();
+          throw error;
+        }
+        cdp = { browser: ownBrowser, contextId: undefined };
+      } else {
+        lease = await this.options.pool.acquire(record.projectId);
+        try {
+          const context = await lease.browser.newContext(plan.context);
+          // Downloads land in the session's own directory (not the service user's ~/Downloads).
+          await lease.browser.connection.root.send("Browser.setDownloadBehavior", {
+            behavior: "allow",
+            browserContextId: context.id,
+            downloadPath: downloadDir,
+          });
+          dh = Deckhand.inContext(context, plan.deckhand);
+          // init() disposes of the context itself when it fails.
+          await dh.init();
+          cdp = { browser: lease.browser, contextId: context.id };
+        } catch (error) {
+          lease.release();
+          throw error;
+        }
       }
+    } catch (error) {
+      await rm(downloadDir, { recursive: true, force: true }).catch(() => undefined);
+      throw error;
     }
     const session = new LiveSession({
       id: record.id,
@@ -172,6 +201,9 @@ export class SessionManager {
       cdp,
       relay,
       actionCache,
+      downloadDir,
+      maxTabs: this.options.maxTabsPerSession ?? DEFAULT_MAX_TABS_PER_SESSION,
+      ...(ownBrowser ? { ownBrowser } : {}),
       ...(lease ? { lease } : {}),
       idleTimeoutMs: plan.idleTimeoutMs ?? this.options.idleTimeoutMs,
       defaults: {
@@ -184,6 +216,9 @@ export class SessionManager {
       disconnectGraceMs: this.options.disconnectGraceMs,
       onDetached: (left) => void this.end(left.id, "client disconnected"),
     });
+    session.enforceTabLimit();
+    // A caller's browser that closes or crashes takes the session with it, as a pool browser does.
+    ownBrowser?.onDisconnected(() => void this.end(record.id, "browser lost"));
     this.live.set(record.id, session);
     if (this.closed) await this.end(record.id, "service shutdown");
     return session;

@@ -155,6 +155,14 @@ export class PostgresStore implements Store {
     return rows.map(keyFromRow);
   }
 
+  async revokedKeyIds(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.rows("SELECT id FROM api_keys WHERE revoked_at IS NOT NULL AND id = ANY($1)", [
+      [...ids],
+    ]);
+    return rows.map((row) => String(row.id));
+  }
+
   async revokeKey(id: string): Promise<boolean> {
     return (
       (await this.changes("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", [

@@ -122,6 +122,14 @@ export class SqliteStore implements Store {
     );
   }
 
+  async revokedKeyIds(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const marks = ids.map(() => "?").join(", ");
+    return this.all(`SELECT id FROM api_keys WHERE revoked_at IS NOT NULL AND id IN (${marks})`, ...ids).map(
+      (row) => String(row.id),
+    );
+  }
+
   async createSession(input: NewSession): Promise<SessionRecord> {
     const now = input.createdAt ?? Date.now();
     const id = input.id ?? randomUUID();

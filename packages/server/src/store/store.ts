@@ -121,6 +121,8 @@ export interface Store {
   listKeys(): Promise<KeyInfo[]>;
   /** True when an active key with this id was revoked now. */
   revokeKey(id: string): Promise<boolean>;
+  /** Which of these key ids are revoked (cheap: asked every fraction of a second while keys hold connections). */
+  revokedKeyIds(ids: readonly string[]): Promise<string[]>;
 
   createSession(input: NewSession): Promise<SessionRecord>;
   getSession(id: string): Promise<SessionRecord | null>;

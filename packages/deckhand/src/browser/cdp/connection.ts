@@ -6,6 +6,7 @@
 import { EventEmitter } from "node:events";
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.js";
 import { ServiceBrowserClosedError, ServiceError, ServiceTargetClosedError } from "../../errors.ts";
+import { CdpChannel, type CdpChannelEvent, type CdpChannelListener, type ChannelHost } from "./channel.ts";
 import { type CdpTransport, WebSocketTransport } from "./transport.ts";
 
 export type CdpMethod = keyof ProtocolMapping.Commands;
@@ -43,7 +44,7 @@ interface Message {
   sessionId?: string;
 }
 
-export class CdpConnection extends EventEmitter {
+export class CdpConnection extends EventEmitter implements ChannelHost {
   /** The DevTools WebSocket URL; undefined over a pipe. */
   readonly url: string | undefined;
   /** The browser target's own session (no session id). */
@@ -53,6 +54,10 @@ export class CdpConnection extends EventEmitter {
   private readonly pending = new Map<number, Pending>();
   private lastId = 0;
   private closedError: Error | undefined;
+  /** Commands sent through channels, by message id, and the sessions each channel claimed. */
+  private readonly channelCalls = new Map<number, CdpChannel>();
+  private readonly channelSessions = new Map<string, CdpChannel>();
+  private readonly channels = new Set<CdpChannel>();
 
   /** A connection over a transport that is open already (a WebSocket, or a launched browser's pipe). */
   constructor(transport: CdpTransport, url?: string) {
@@ -109,6 +114,44 @@ export class CdpConnection extends EventEmitter {
   }
 
   /**
+   * A raw lane through this connection for a relay of CDP (see channel.ts). Its commands share
+   * this connection's message ids, and its sessions are its own: Deckhand's pages never see them.
+   */
+  openChannel(listener: CdpChannelListener): CdpChannel {
+    const channel = new CdpChannel(this, listener);
+    if (this.closedError) channel.markClosed();
+    else this.channels.add(channel);
+    return channel;
+  }
+
+  /** @internal */
+  channelSend(channel: CdpChannel, method: string, params: unknown, sessionId: string | undefined): number {
+    const id = ++this.lastId;
+    const message: Message = { id, method, params: params ?? {} };
+    if (sessionId) message.sessionId = sessionId;
+    this.channelCalls.set(id, channel);
+    this.transport.send(JSON.stringify(message));
+    return id;
+  }
+
+  /** @internal */
+  channelClaim(channel: CdpChannel, sessionId: string): void {
+    this.channelSessions.set(sessionId, channel);
+  }
+
+  /** @internal */
+  channelRelease(channel: CdpChannel, sessionId: string): void {
+    if (this.channelSessions.get(sessionId) === channel) this.channelSessions.delete(sessionId);
+  }
+
+  /** @internal */
+  channelClose(channel: CdpChannel): void {
+    this.channels.delete(channel);
+    for (const sessionId of channel.claimed) this.channelRelease(channel, sessionId);
+    for (const [id, owner] of this.channelCalls) if (owner === channel) this.channelCalls.delete(id);
+  }
+
+  /**
    * Closes the connection. Over a WebSocket the browser keeps running unless it was told to close;
    * over a pipe the browser shuts down (the pipe is its lifeline).
    */
@@ -117,8 +160,26 @@ export class CdpConnection extends EventEmitter {
   }
 
   private onMessage(text: string): void {
+    // Answers to a channel go on as the browser wrote them, unparsed: they include screenshots of
+    // tens of megabytes. Chrome writes the id first.
+    const head = /^\{"id":(\d+),/.exec(text);
+    if (head) {
+      const id = Number(head[1]);
+      const channel = this.channelCalls.get(id);
+      if (channel) {
+        this.channelCalls.delete(id);
+        channel.listener.answer(id, text);
+        return;
+      }
+    }
     const message = JSON.parse(text) as Message;
     if (message.id !== undefined) {
+      const channel = this.channelCalls.get(message.id);
+      if (channel) {
+        this.channelCalls.delete(message.id);
+        channel.listener.answer(message.id, text);
+        return;
+      }
       const call = this.pending.get(message.id);
       if (!call) return;
       this.pending.delete(message.id);
@@ -133,6 +194,21 @@ export class CdpConnection extends EventEmitter {
       return;
     }
     if (!message.method) return;
+    if (message.method === "Target.detachedFromTarget") {
+      const detached = (message.params as { sessionId: string }).sessionId;
+      const owner = this.channelSessions.get(detached);
+      if (owner) {
+        this.channelSessions.delete(detached);
+        owner.claimed.delete(detached);
+        owner.listener.event(message as CdpChannelEvent);
+        return;
+      }
+    }
+    const channel = message.sessionId ? this.channelSessions.get(message.sessionId) : undefined;
+    if (channel) {
+      channel.listener.event(message as CdpChannelEvent);
+      return;
+    }
     const session = message.sessionId ? this.sessions.get(message.sessionId) : this.root;
     if (message.method === "Target.detachedFromTarget") {
       const params = message.params as { sessionId: string };
@@ -170,6 +246,10 @@ export class CdpConnection extends EventEmitter {
     for (const session of this.sessions.values()) session.markDetached(this.closedError);
     this.sessions.clear();
     this.root.markDetached(this.closedError);
+    this.channelCalls.clear();
+    this.channelSessions.clear();
+    for (const channel of [...this.channels]) channel.markClosed();
+    this.channels.clear();
     this.emit("close");
   }
 }

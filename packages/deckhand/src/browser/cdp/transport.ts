@@ -3,6 +3,7 @@
 // `--remote-debugging-pipe` (no TCP endpoint at all). Both carry whole JSON messages; the
 // connection above neither knows nor cares which one it has.
 
+import type { LookupFunction } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import WebSocket from "ws";
 
@@ -62,6 +63,8 @@ export interface WebSocketTransportOptions {
   headers?: Record<string, string>;
   /** Largest message accepted from the other side, in bytes. */
   maxPayload?: number;
+  /** Resolves the URL's host (e.g. to connect to an address checked beforehand). */
+  lookup?: LookupFunction;
 }
 
 export class WebSocketTransport extends BufferedTransport {
@@ -85,6 +88,7 @@ export class WebSocketTransport extends BufferedTransport {
       maxPayload: options.maxPayload ?? 512 * 1024 * 1024,
       handshakeTimeout: options.timeoutMs ?? 30_000,
       ...(options.headers ? { headers: options.headers } : {}),
+      ...(options.lookup ? { lookup: options.lookup } : {}),
     });
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
