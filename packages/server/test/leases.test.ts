@@ -4,6 +4,9 @@
 // sessions are ended within 30 s, freeing their place, with the defaults an operator gets.
 
 import crypto from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { type FixtureServer, startFixtureServer, waitForNoChrome } from "@deckhand/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,9 +37,12 @@ describe.skipIf(!url)(
     let a: ServerProcess | undefined;
     let b: ServerProcess | undefined;
 
+    // Both nodes on one machine: one temporary directory, where a killed node's leftovers must go.
+    const tmp = mkdtempSync(path.join(tmpdir(), "deckhand-lease-nodes-"));
     const start = (marker: string) =>
       startServerProcess(["--database-url", url!, "--database-schema", schema, "--max-sessions", "1"], {
         marker,
+        tmp,
       });
 
     const call = (node: ServerProcess, pathname: string, json?: unknown) =>
@@ -68,7 +74,7 @@ describe.skipIf(!url)(
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await client.end();
-      for (const node of [a, b]) node?.removeTmp();
+      rmSync(tmp, { recursive: true, force: true });
       expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
       expect(await waitForNoChrome(markers.b, 10_000)).toEqual([]);
     });
@@ -79,6 +85,8 @@ describe.skipIf(!url)(
       const { sessionId, cdpUrl } = (await started.json()).data as { sessionId: string; cdpUrl: string };
       const nodeA = (await store.getSession(sessionId))?.nodeId;
       expect(nodeA).toEqual(expect.any(String));
+      // The session's download directory, on this machine.
+      expect(readdirSync(tmp).some((name) => name.includes(sessionId))).toBe(true);
 
       // A CDP client of the session, on node A, for the whole test.
       const cdp = new WebSocket(cdpUrl, { headers: { "x-platform-api-key": key.key } });
@@ -145,15 +153,20 @@ describe.skipIf(!url)(
       expect(next.status).toBe(200);
       const nextId2 = (await next.json()).data.sessionId as string;
       expect((await call(b!, `/v1/sessions/${nextId2}/end`, {})).status).toBe(200);
-      // A's browser went with it, and its profile too (the watchdog removes it, once more 2 s later).
+      // A's browser went with it, and its profile too.
       expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
-      await eventually(() => a!.leftovers().length === 0, 10_000, "A's temporary directories to go");
+      // A could not remove its session's download directory; B does, once the session has ended.
+      await eventually(
+        () => !readdirSync(tmp).some((name) => name.includes(sessionId)),
+        10_000,
+        "A's session directory to go",
+      );
       cdp.terminate();
 
       // B stops cleanly and gives its lease up.
       b!.child.kill("SIGTERM");
       expect(await b!.exited).toBe(0);
-      expect(b!.leftovers()).toEqual([]);
+      expect(readdirSync(tmp)).toEqual([]);
       const nodes = await store.reclaimLapsedNodes();
       expect(nodes.sessionIds).toEqual([]);
     }, 90_000);

@@ -35,9 +35,13 @@ export interface ServerProcess {
  */
 export async function startServerProcess(
   args: string[],
-  options: { marker: string; env?: NodeJS.ProcessEnv },
+  options: {
+    marker: string;
+    env?: NodeJS.ProcessEnv /** Share this TMPDIR (one machine's). */;
+    tmp?: string;
+  },
 ): Promise<ServerProcess> {
-  const tmp = mkdtempSync(path.join(tmpdir(), "deckhand-server-process-"));
+  const tmp = options.tmp ?? mkdtempSync(path.join(tmpdir(), "deckhand-server-process-"));
   const env: NodeJS.ProcessEnv = { ...process.env, DECKHAND_LOG_LEVEL: "warn", TMPDIR: tmp, ...options.env };
   delete env.DATABASE_URL;
   const browserArgs = [...QUIET_ARGS, options.marker].map((arg) => `--browser-arg=${arg}`);

@@ -3,7 +3,7 @@
 // their records (and replays); this keeps what cannot be stored: browser contexts and Deckhand
 // instances.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, Deckhand } from "deckhand";
@@ -46,8 +46,13 @@ export interface SessionManagerOptions {
   maxTabsPerSession?: number;
 }
 
-/** Prefix of the directory each session gets for its downloads (removed when it ends). */
+/**
+ * Prefix of the directory each session gets for its downloads (removed when it ends). The session's
+ * id follows it, so that the directory of a session whose node was killed can be found and removed
+ * once the session is known to have ended (sweepSessionDirs).
+ */
 export const SESSION_DIR_PREFIX = "deckhand-session-";
+const SESSION_DIR = new RegExp(`^${SESSION_DIR_PREFIX}([0-9a-f-]{36})-`);
 
 /** Why a session ended, for the log. */
 export type EndReason =
@@ -111,6 +116,8 @@ export class SessionManager {
           { nodes: nodeIds, sessions: sessionIds.length },
           "ended the sessions of nodes whose lease lapsed",
         );
+      // Their download directories, where this machine has them.
+      await this.sweepSessionDirs();
     };
     let beating = false;
     this.heartbeat = setInterval(
@@ -147,7 +154,7 @@ export class SessionManager {
     // act's server cache is the library's action cache, with its entries in the project's store.
     const actionCache = new SessionActionCache();
     plan.deckhand.actionCache = actionCache;
-    const downloadDir = await mkdtemp(join(tmpdir(), SESSION_DIR_PREFIX));
+    const downloadDir = await mkdtemp(join(tmpdir(), `${SESSION_DIR_PREFIX}${record.id}-`));
     let dh: Deckhand;
     let cdp: CdpTarget;
     let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
@@ -287,6 +294,26 @@ export class SessionManager {
     return ended;
   }
 
+  /**
+   * Removes the download directories (in this machine's temporary directory) of sessions that have
+   * ended but whose node could not remove them: it was killed, or lost its lease.
+   */
+  async sweepSessionDirs(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(tmpdir());
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const id = SESSION_DIR.exec(name)?.[1];
+      if (!id || this.live.has(id)) continue;
+      const record = await this.options.store.getSession(id);
+      if (record && record.status === "active") continue;
+      await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
   private async endOrphans(all: boolean): Promise<number> {
     const now = Date.now();
     let ended = 0;
@@ -302,6 +329,9 @@ export class SessionManager {
       }
     }
     if (ended > 0) this.options.log.info({ ended }, "ended sessions left over from a previous run");
+    await this.sweepSessionDirs().catch((error: unknown) =>
+      this.options.log.warn({ err: error }, "removing the directories of ended sessions failed"),
+    );
     return ended;
   }
 

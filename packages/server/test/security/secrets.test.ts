@@ -42,40 +42,48 @@ async function everywhere(...answers: string[]): Promise<string> {
 describe("a model provider that echoes the key it was sent", () => {
   const modelKey = "sk-echoed-by-the-provider-0123456789";
 
-  beforeEach(() => {
-    fx.model.on(match.schemaName("extract"), (request) =>
-      ScriptedReply.httpError(401, `Incorrect API key provided: ${request.apiKey}. Check your key.`),
-    );
-  });
+  // Two ways a provider (or whatever answers at a caller's baseURL) hands the key back: in an API
+  // error, and in an answer that is not what was asked for, which the service's error quotes.
+  const echoes = {
+    "an API error": (apiKey: string | undefined) =>
+      ScriptedReply.httpError(401, `Incorrect API key provided: ${apiKey}. Check your key.`),
+    "an unusable answer": (apiKey: string | undefined) =>
+      ScriptedReply.content(`I will not answer in JSON. Your key is ${apiKey}, by the way.`),
+  };
 
   const body = () => ({
     instruction: "the best region",
     options: { model: { modelName: "openai/gpt-4.1-mini", baseURL: fx.model.baseURL } },
   });
 
-  it("x-model-api-key reaches the provider, but not the error body, the log or the replay", async () => {
-    const response = await svc.op(id, "extract", body(), { headers: { "x-model-api-key": modelKey } });
-    const text = await response.text();
-    expect(response.status).toBeGreaterThanOrEqual(400);
-    expect(JSON.parse(text)).toMatchObject({ success: false, code: expect.any(String) });
-    // The attack was real: the provider got the key and put it in its error.
-    expect(fx.model.requests.at(-1)?.apiKey).toBe(modelKey);
-    expect(text).toContain("Incorrect API key provided: [redacted]");
-    expect(svc.logText()).toContain("[redacted]");
-    expect(await everywhere(text)).not.toContain(modelKey);
-  });
+  it.each(Object.keys(echoes))(
+    "in %s: x-model-api-key reaches the provider, but not the error body, the log or the replay",
+    async (how) => {
+      const echo = echoes[how as keyof typeof echoes];
+      fx.model.on(match.schemaName("extract"), (request) => echo(request.apiKey));
+      const response = await svc.op(id, "extract", body(), { headers: { "x-model-api-key": modelKey } });
+      const text = await response.text();
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(JSON.parse(text)).toMatchObject({ success: false, code: expect.any(String) });
+      // The attack was real: the provider got the key and sent it back.
+      expect(fx.model.requests.at(-1)?.apiKey).toBe(modelKey);
+      expect(await everywhere(text)).not.toContain(modelKey);
+    },
+  );
 
-  it("nor a stream's error event", async () => {
+  it("where the echo is quoted (the unusable answer), it is quoted with the key removed", async () => {
+    fx.model.on(match.schemaName("extract"), (request) => echoes["an unusable answer"](request.apiKey));
     const response = await svc.op(id, "extract", body(), {
       headers: { "x-model-api-key": modelKey, "x-stream-response": "true" },
     });
     const text = await response.text();
-    expect(text).toContain('"status":"error"');
-    expect(fx.model.requests.at(-1)?.apiKey).toBe(modelKey);
-    expect(await everywhere(text)).not.toContain(modelKey);
+    const all = await everywhere(text);
+    expect(all).toContain("Your key is [redacted]");
+    expect(all).not.toContain(modelKey);
   });
 
   it("nor does the model object's apiKey, echoed the same way", async () => {
+    fx.model.on(match.schemaName("extract"), (request) => echoes["an unusable answer"](request.apiKey));
     const inline = "sk-inline-apikey-echoed-9876543210";
     const withKey = body();
     const response = await svc.op(id, "extract", {
@@ -84,7 +92,9 @@ describe("a model provider that echoes the key it was sent", () => {
     });
     const text = await response.text();
     expect(fx.model.requests.at(-1)?.apiKey).toBe(inline);
-    expect(await everywhere(text)).not.toContain(inline);
+    const all = await everywhere(text);
+    expect(all).toContain("Your key is [redacted]");
+    expect(all).not.toContain(inline);
   });
 });
 
@@ -126,10 +136,7 @@ describe("provider keys in options.model.headers", () => {
 
   it("a header value the provider echoes is removed like a key", async () => {
     fx.model.on(match.schemaName("extract"), (request) =>
-      ScriptedReply.httpError(
-        400,
-        `Header x-tenant-token=${request.headers["x-tenant-token"]} is not allowed.`,
-      ),
+      ScriptedReply.content(`Header x-tenant-token=${request.headers["x-tenant-token"]} is not allowed.`),
     );
     const response = await svc.op(
       id,
@@ -148,8 +155,9 @@ describe("provider keys in options.model.headers", () => {
       { headers: { "x-stream-response": "true" } },
     );
     const text = await response.text();
-    expect(text).toContain("Header x-tenant-token=[redacted] is not allowed");
-    expect(await everywhere(text)).not.toContain(headers["x-tenant-token"]);
+    const all = await everywhere(text);
+    expect(all).toContain("Header x-tenant-token=[redacted] is not allowed");
+    expect(all).not.toContain(headers["x-tenant-token"]);
   });
 });
 
