@@ -5,7 +5,8 @@
 //   else sees them); their names and descriptions are kept, a reader needs them to follow along;
 // - model configurations (`model`, `executionModel`): an allow-list. Only `modelName`, `provider`,
 //   the `baseURL` (without credentials or query values) and the names of `headers` are kept; every
-//   other value, provider-specific options included, is blanked, since any of them may be a key;
+//   other text, provider-specific options included, is blanked, since any of them may be a key
+//   (numbers and booleans, settings such as temperature or maxRetries, are kept);
 // - addresses of services (`cdpUrl`, `baseURL`) keep no password and no query value (tokens often
 //   ride there), and a request URL as logged keeps no query value at all.
 //
@@ -61,6 +62,14 @@ export function redactAddress(address: string): string {
   return `${url.protocol}//${auth}${url.host}${url.pathname}${query}`;
 }
 
+/** `value` with every string in it blanked. */
+function blankStrings(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return blank(value);
+  if (depth > 32 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => blankStrings(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, blankStrings(v, depth + 1)]));
+}
+
 function redactModel(model: unknown): unknown {
   if (!isPlainObject(model)) return model;
   const out: Record<string, unknown> = {};
@@ -69,7 +78,7 @@ function redactModel(model: unknown): unknown {
     else if (key === "baseURL" && typeof value === "string") out[key] = redactAddress(value);
     else if (key === "headers" && isPlainObject(value))
       out[key] = Object.fromEntries(Object.entries(value).map(([name, v]) => [name, blank(v)]));
-    else out[key] = blank(value);
+    else out[key] = blankStrings(value);
   }
   return out;
 }

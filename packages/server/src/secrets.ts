@@ -14,9 +14,11 @@
 //   written later, by another part of the service, is covered too.
 //
 // The rule for matching, so that nothing leaks and nothing is garbled: a value of 8 characters or
-// more is removed wherever it appears; a shorter one (a PIN, a one-letter name) only where it stands
-// as a word of its own (not inside a longer word or number), since removing "u" from every text
-// would garble all of them and, by elimination, give the value away.
+// more is removed wherever it appears; one of 3 to 7 (a PIN, a short name) only where it stands as
+// a word of its own (not inside a longer word or number); one or two characters are not looked for
+// in text at all (they stay blanked where they stand: a variable's value, a key field). Removing "u"
+// or "0" from every text would garble all of them (every "127.0.0.1") and, by what is missing, give
+// the value away.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError } from "./errors.ts";
@@ -24,6 +26,8 @@ import { REDACTED } from "./redact.ts";
 
 /** Values at least this long are removed wherever they appear; shorter ones only as whole words. */
 export const MIN_SUBSTRING_SECRET = 8;
+/** Values shorter than this are not looked for in text (no text could hide them). */
+export const MIN_TEXT_SECRET = 3;
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -60,7 +64,7 @@ export class SecretSet {
   add(value: unknown): void {
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return;
     const text = String(value);
-    if (text.trim() === "" || text === REDACTED || this.values.has(text)) return;
+    if (text.trim().length < MIN_TEXT_SECRET || text === REDACTED || this.values.has(text)) return;
     this.values.add(text);
     this.stale = true;
   }
@@ -187,12 +191,12 @@ const MODEL_NOT_SECRET = new Set(["modelName", "provider", "baseURL"]);
 const PASSWORD_FIELD = /^(password|passphrase|secret|client[-_]?secret|api[-_]?key)$/i;
 const KEY_HEADERS = ["x-platform-api-key", "x-model-api-key", "authorization", "proxy-authorization"];
 
-/** Every string, number or boolean inside `value`. */
+/** Every string inside `value` (numbers and booleans are settings, never keys). */
 function leaves(value: unknown, into: SecretSet, depth = 0): void {
   if (depth > 32) return;
   if (Array.isArray(value)) for (const item of value) leaves(item, into, depth + 1);
   else if (isObject(value)) for (const child of Object.values(value)) leaves(child, into, depth + 1);
-  else into.add(value);
+  else if (typeof value === "string") into.add(value);
 }
 
 /**

@@ -180,13 +180,14 @@ describe("the API key in the query, under another spelling of its name", () => {
 });
 
 describe("the rules (unit)", () => {
-  it("removes long values wherever they appear, short ones only as words of their own", () => {
+  it("removes long values wherever they appear, short ones only as words of their own, and not one or two characters", () => {
     const secrets = new SecretSet();
     secrets.add("u");
+    secrets.add(0);
     secrets.add("1234");
     secrets.add("hunter2-is-long");
-    expect(secrets.redact("user u typed 1234 (not 12345) and hunter2-is-longer")).toBe(
-      "user [redacted] typed [redacted] (not 12345) and [redacted]er",
+    expect(secrets.redact("user u typed 1234 (not 12345) and hunter2-is-longer at 127.0.0.1")).toBe(
+      "user u typed [redacted] (not 12345) and [redacted]er at 127.0.0.1",
     );
     // A value with JSON-escaped characters is found in a log line too.
     secrets.add('quote"back\\slash-secret');
@@ -217,6 +218,7 @@ describe("the rules (unit)", () => {
             headers: { "x-api-key": "k" },
             accessKeyId: "AKIA-secret",
             temperature: 0.2,
+            providerOptions: { region: "eu-west-1", retries: 2 },
           },
         },
         browser: { cdpUrl: "wss://browsers.example/devtools?token=cdp-secret" },
@@ -230,7 +232,8 @@ describe("the rules (unit)", () => {
           apiKey: "[redacted]",
           headers: { "x-api-key": "[redacted]" },
           accessKeyId: "[redacted]",
-          temperature: "[redacted]",
+          temperature: 0.2,
+          providerOptions: { region: "[redacted]", retries: 2 },
         },
       },
       browser: { cdpUrl: "wss://browsers.example/devtools?token=[redacted]" },
