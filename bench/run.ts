@@ -17,6 +17,7 @@ import { initSuite } from "./init.ts";
 import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
+import { schemaSuite } from "./schema.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
 import { renderTable, renderTargets, type SuiteOutput, type TargetCheck } from "./support/report.ts";
@@ -28,7 +29,7 @@ import type { Suite, SuiteContext } from "./support/suite.ts";
  * (startDeckhand, or rememberDir for a profile it makes itself), so that the check at the end of
  * the run covers them; targets go through checkTarget() so they are printed and summed up.
  */
-const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite, isolationSuite];
+const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite, isolationSuite, schemaSuite];
 
 interface Args {
   only: string[] | undefined;

@@ -41,7 +41,14 @@ export type {
   LLMUsage,
 } from "./llm/client.ts";
 export { DEFAULT_MODEL_NAME, parseModelName } from "./llm/resolve-model.ts";
-export { DeckhandLog, SecretRedactor, WHOLE_TOKEN_BELOW } from "./log.ts";
+export {
+  checkJsonSchemaLimits,
+  JSON_SCHEMA_LIMITS,
+  JsonSchemaLimitError,
+  type JsonSchemaLimitName,
+  type JsonSchemaLimits,
+} from "./llm/schema-limits.ts";
+export { DeckhandLog, MIN_SUBSTRING_SECRET, MIN_TEXT_SECRET, SecretRedactor } from "./log.ts";
 export { MetricsRecorder } from "./metrics.ts";
 export { variableValue, variableValues } from "./ops/variables.ts";
 export type {

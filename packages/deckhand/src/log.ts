@@ -8,12 +8,16 @@ const SECRET_KEY = /(^|[-_])(api[-_]?key|apikey|password|passwd|secret|token|aut
 const REDACTED = "[redacted]";
 
 /**
- * Values shorter than this are masked only where they stand as a whole token (not inside a longer
- * word or number): a one-letter value masked as a substring would turn every "u" of every message
- * into a hole, garbling it and showing by elimination what the value is. A value this long or
- * longer cannot stand in unrelated text by chance and is masked wherever it appears.
+ * The rule for finding secrets in text, so that nothing leaks and nothing is garbled (the service
+ * follows the same one): a value of MIN_SUBSTRING_SECRET characters or more is masked wherever it
+ * appears; a shorter one only where it stands as a word of its own (not inside a longer word or
+ * number: "u" is not masked in "Submit"); one shorter than MIN_TEXT_SECRET is not looked for in
+ * text at all, since no text could hide it: masking "0" would turn "127.0.0.1" into holes that
+ * garble it and tell the value by elimination. Such a value stays hidden where it stands as what
+ * was typed into a field (the outline shows the field as `%name%`).
  */
-export const WHOLE_TOKEN_BELOW = 8;
+export const MIN_SUBSTRING_SECRET = 8;
+export const MIN_TEXT_SECRET = 3;
 
 /**
  * Knows the secret values of one client (API keys, variable values) and removes them from any
@@ -28,12 +32,12 @@ export class SecretRedactor {
 
   /**
    * Registers a value that must never be shown; `variable` names the `%name%` variable it is the
-   * value of. Empty values are ignored.
+   * value of. Values under MIN_TEXT_SECRET characters are not looked for in text.
    */
   add(secret: unknown, variable?: string): void {
     if (secret === undefined || secret === null) return;
     const text = String(secret);
-    if (text.length === 0) return;
+    if (text.trim().length < MIN_TEXT_SECRET) return;
     if (this.secrets.has(text) && (this.secrets.get(text) !== undefined || variable === undefined)) return;
     this.secrets.set(text, variable);
     // Longest first, so that a secret containing another is removed whole.
@@ -41,7 +45,9 @@ export class SecretRedactor {
       .sort((a, b) => b.length - a.length)
       .map((s) => {
         const escaped = s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-        return s.length < WHOLE_TOKEN_BELOW ? `(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])` : escaped;
+        return s.length < MIN_SUBSTRING_SECRET
+          ? `(?<![\\p{L}\\p{N}_])${escaped}(?![\\p{L}\\p{N}_])`
+          : escaped;
       });
     this.pattern = new RegExp(alternatives.join("|"), "gu");
   }
@@ -50,7 +56,7 @@ export class SecretRedactor {
     return this.secrets.size;
   }
 
-  /** The text with every registered secret replaced by `[redacted]` (see WHOLE_TOKEN_BELOW for short ones). */
+  /** The text with every registered secret replaced by `[redacted]` (see MIN_SUBSTRING_SECRET for the rule). */
   redact(text: string): string {
     if (!this.pattern) return text;
     return text.replace(this.pattern, REDACTED);

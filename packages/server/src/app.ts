@@ -13,13 +13,15 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS,
   defaultMaxSessionsPerProject,
 } from "./defaults.ts";
-import { installErrorHandling } from "./error-handler.ts";
+import { handleClientError, handleFrameworkError, installErrorHandling } from "./error-handler.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { RevocationWatch } from "./key-revocation.ts";
 import { createLogger } from "./logger.ts";
 import { registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
 import type { SessionHandlers } from "./routes/handlers.ts";
 import { registerRoutes } from "./routes/index.ts";
+import { installSecrets } from "./secrets.ts";
+import { InflightOperations, installShutdown } from "./shutdown.ts";
 import type { Store } from "./store/store.ts";
 
 export interface AppOptions {
@@ -37,12 +39,18 @@ export interface AppOptions {
   /** Milliseconds of inactivity after which a session may be ended. Default 10 minutes. Enforced by the session manager. */
   sessionIdleTimeoutMs?: number;
   /**
-   * On close, milliseconds that requests in flight (and streams) get to finish before every
-   * connection is cut. Default 10 s.
+   * On close, milliseconds that operations in flight (and streams) get to finish before they are
+   * answered with 503 SHUTTING_DOWN (a stream: its final `error` event) and every connection is
+   * cut. Default 10 s.
    */
   shutdownGraceMs?: number;
   /** Default: JSON lines to stdout at level info, secrets redacted (see createLogger). */
   logger?: pino.Logger;
+  /**
+   * This service node, when its sessions are held under a lease (createService): new sessions are
+   * started under it, and requests for another live node's sessions answer 409 SESSION_ELSEWHERE.
+   */
+  nodeId?: string;
 }
 
 export interface ServiceConfig {
@@ -55,23 +63,15 @@ export interface ServiceConfig {
 declare module "fastify" {
   interface FastifyInstance {
     /** The service's store and settings, for code that runs beside the routes (e.g. an idle sweeper). */
-    deckhand: { store: Store; config: ServiceConfig; verifier: KeyVerifier; revocations: RevocationWatch };
+    deckhand: {
+      store: Store;
+      config: ServiceConfig;
+      verifier: KeyVerifier;
+      revocations: RevocationWatch;
+      /** The operations running now; answered and stopped at shutdown (see shutdown.ts). */
+      inflight: InflightOperations;
+    };
   }
-}
-
-/**
- * `close()` stops accepting connections and waits for the open ones. Idle keep-alive connections
- * are closed at once, but a connection in the middle of a long stream, or one a client opened and
- * never used, would hold the close for as long as the client likes; after the grace period they
- * are cut (which aborts the operations of streams still running).
- */
-function installShutdownGrace(app: FastifyInstance, graceMs: number): void {
-  app.addHook("preClose", (done) => {
-    const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
-    timer.unref();
-    app.server.once("close", () => clearTimeout(timer));
-    done();
-  });
 }
 
 export async function createApp(options: AppOptions): Promise<FastifyInstance> {
@@ -88,21 +88,29 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger ?? createLogger(),
     bodyLimit: config.bodyLimit,
+    // Errors Fastify and Node answer before any route runs (a path that is not valid percent-encoding,
+    // a path parameter over its length, a request that is not valid HTTP) and the answer while
+    // closing get the service's error shape too.
+    frameworkErrors: (error, request, reply) => handleFrameworkError(error, request, reply, config.bodyLimit),
+    clientErrorHandler: handleClientError,
+    return503OnClosing: false,
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const verifier = new KeyVerifier(options.store, options.operatorKeys);
   const revocations = new RevocationWatch(options.store, { log: app.log });
-  app.decorate("deckhand", { store: options.store, config, verifier, revocations });
+  const inflight = new InflightOperations();
+  app.decorate("deckhand", { store: options.store, config, verifier, revocations, inflight });
   app.addHook("onClose", (_instance, done) => {
     revocations.stop();
     done();
   });
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
+  installSecrets(app);
+  installShutdown(app, inflight, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   installAuth(app, verifier);
-  installShutdownGrace(app, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   await registerOpenApi(app);
 
   await app.register(async (scope) => {
@@ -112,6 +120,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       handlers: options.handlers ?? {},
       maxSessions: config.maxSessions,
       maxSessionsPerProject: config.maxSessionsPerProject,
+      ...(options.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
     });
   });
   return app;

@@ -40,3 +40,9 @@ export const DEFAULT_CDP_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_BROWSER_LINGER_MS = 10_000;
 /** Milliseconds an operation may take when neither the call nor the session gives a timeout. */
 export const DEFAULT_OPERATION_TIMEOUT_MS = 180_000;
+/**
+ * Milliseconds a service node's lease on its sessions lasts unless renewed (every third of it). A
+ * node gone for longer (killed, cut off from the database) has its sessions ended by the others,
+ * within this plus one renewal period.
+ */
+export const DEFAULT_NODE_LEASE_MS = 15_000;

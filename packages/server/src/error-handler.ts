@@ -3,12 +3,16 @@
 // validation, Deckhand's own errors) go out as they are; anything else is an internal error whose
 // details (message, stack, cause) go only to the log, under the request id the client is given.
 
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import { ServiceError } from "deckhand";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
+import pino from "pino";
 import { ApiError } from "./errors.ts";
 import { redactSecrets, redactUrlKey } from "./redact.ts";
 import type { ErrorBody, ErrorDetails } from "./schemas/common.ts";
+import { type SecretSet, secretsOf } from "./secrets.ts";
 
 export interface PublicError {
   statusCode: number;
@@ -59,6 +63,20 @@ const FASTIFY_ERRORS: Record<
     code: "INVALID_JSON",
     message: () => "The request body is not valid JSON.",
   },
+  // The path itself is never repeated: it may carry a key in its query.
+  FST_ERR_BAD_URL: {
+    statusCode: 400,
+    code: "INVALID_URL",
+    message: () =>
+      "The request path is not valid percent-encoding (a % must be followed by two hex digits that form " +
+      "UTF-8). Encode the path with encodeURIComponent.",
+  },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    statusCode: 414,
+    code: "URI_TOO_LONG",
+    message: () =>
+      "A path parameter is longer than this service accepts (100 characters); a session id is a UUID of 36.",
+  },
 };
 
 /** `/options/timeout` -> `options.timeout`, `/actions/0/selector` -> `actions[0].selector`. */
@@ -95,7 +113,27 @@ function detailsOf(error: ServiceError): ErrorDetails | undefined {
   return Object.keys(details).length > 0 ? details : undefined;
 }
 
-export function toPublicError(error: unknown, requestId: string, bodyLimit = 0): PublicError {
+/**
+ * The answer for `error`, with the request's secret values (`secrets`) removed from its message
+ * and details: a provider that echoes the key it was sent must not hand it back, nor to the log.
+ */
+export function toPublicError(
+  error: unknown,
+  requestId: string,
+  bodyLimit = 0,
+  secrets?: SecretSet,
+): PublicError {
+  const answer = describeError(error, requestId, bodyLimit);
+  if (!secrets || secrets.size === 0) return answer;
+  return { ...answer, body: secrets.redactValue(answer.body) };
+}
+
+/** The error as logged: pino's serialisation, with the request's secret values removed. */
+export function errorForLog(error: unknown, secrets: SecretSet): unknown {
+  return secrets.redactValue(error instanceof Error ? pino.stdSerializers.err(error) : error);
+}
+
+function describeError(error: unknown, requestId: string, bodyLimit: number): PublicError {
   const reply = (
     statusCode: number,
     code: string,
@@ -108,7 +146,8 @@ export function toPublicError(error: unknown, requestId: string, bodyLimit = 0):
     internal,
   });
 
-  if (error instanceof ApiError) return reply(error.statusCode, error.code, error.message);
+  if (error instanceof ApiError)
+    return reply(error.statusCode, error.code, error.message, false, error.details);
   if (error instanceof ServiceError) {
     const status = SERVICE_ERROR_STATUS[error.code] ?? 500;
     // Deckhand's messages are written for callers (what failed, what to do); the cause stays in the log.
@@ -150,11 +189,12 @@ export function sendError(
   error: unknown,
   bodyLimit: number,
 ): FastifyReply {
-  const answer = toPublicError(error, request.id, bodyLimit);
+  const secrets = secretsOf(request);
+  const answer = toPublicError(error, request.id, bodyLimit, secrets);
   if (answer.internal) {
     request.log.error(
       {
-        err: error,
+        err: errorForLog(error, secrets),
         body: redactSecrets(request.body),
         url: redactUrlKey(request.url),
         method: request.method,
@@ -165,6 +205,57 @@ export function sendError(
     request.log.info({ statusCode: answer.statusCode, code: answer.body.code }, answer.body.error);
   }
   return reply.status(answer.statusCode).send(answer.body);
+}
+
+/** Fastify's `frameworkErrors`: errors of routing, before any hook or route runs. */
+export function handleFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bodyLimit: number,
+): void {
+  void sendError(request, reply, error, bodyLimit);
+}
+
+// Node's HTTP parser codes for the requests it cannot read at all, in words a caller can act on.
+const CLIENT_ERRORS: Record<string, { status: number; code: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: "HEADERS_TOO_LARGE",
+    message: "The request line and headers are larger than this service accepts (16 KiB). Send less.",
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: "REQUEST_TIMEOUT",
+    message: "The request did not arrive in time. Send the whole request at once.",
+  },
+};
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refused (not HTTP/1.1, a bad header,
+ * a bad Content-Length, headers too large, too slow). No route is involved, so the answer is written
+ * to the socket directly, in the service's error shape, and the connection is closed.
+ */
+export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
+  const status = known?.status ?? 400;
+  const body = JSON.stringify({
+    success: false,
+    error:
+      known?.message ??
+      `The request is not valid HTTP/1.1 (${error.code ?? "unreadable"}): check the request line, the headers ` +
+        "and Content-Length.",
+    code: known?.code ?? "BAD_HTTP_REQUEST",
+  } satisfies ErrorBody);
+  this.log.debug({ code: error.code }, "unreadable HTTP request refused");
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {

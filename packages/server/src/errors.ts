@@ -5,12 +5,20 @@
 export class ApiError extends Error {
   readonly statusCode: number;
   readonly code: string;
+  /** Plain fields a client may act on (sent as the error body's `details`). */
+  readonly details: Record<string, string | number | boolean> | undefined;
 
-  constructor(statusCode: number, code: string, message: string) {
+  constructor(
+    statusCode: number,
+    code: string,
+    message: string,
+    details?: Record<string, string | number | boolean>,
+  ) {
     super(message);
     this.name = "ApiError";
     this.statusCode = statusCode;
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -29,6 +37,21 @@ export function sessionEnded(id: string): ApiError {
     410,
     "SESSION_ENDED",
     `Session ${JSON.stringify(id)} has ended. Its replay is still readable; start a new session to continue.`,
+  );
+}
+
+/**
+ * 409: the session runs on another node of the service, which holds its lease. This node leaves it
+ * alone (no end, no change behind the owner's back).
+ */
+export function sessionElsewhere(id: string, nodeId?: string): ApiError {
+  return new ApiError(
+    409,
+    "SESSION_ELSEWHERE",
+    `Session ${JSON.stringify(id)} runs on another node of this service` +
+      `${nodeId ? ` (node ${nodeId}), which holds its lease` : ""}; this node does not act on it. Send its ` +
+      "requests to the node that started it (route by session id), or start a new session.",
+    nodeId ? { nodeId } : undefined,
   );
 }
 

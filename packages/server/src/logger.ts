@@ -1,11 +1,14 @@
-// The service's pino logger. Secrets are removed twice over: request headers are never logged
-// except a harmless few (the request serialiser below), and every plain object logged anywhere
-// (bodies, options, parameters) passes through redactSecrets, which blanks API keys and variable
-// values at any depth.
+// The service's pino logger. Secrets are removed three times over: request headers are never logged
+// except a harmless few (the request serialiser below); every plain object logged anywhere
+// (bodies, options, parameters) passes through redactSecrets, which blanks API keys, model
+// configurations and variable values at any depth; and every line, as written, has the keys of the
+// requests in flight (and of those that ended in the last minute) removed wherever they appear
+// (LIVE_SECRETS: a key a model provider echoed into an error message, say).
 
 import type { FastifyRequest } from "fastify";
 import pino from "pino";
 import { REDACTED, redactSecrets, redactUrlKey } from "./redact.ts";
+import { LIVE_SECRETS } from "./secrets.ts";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -47,6 +50,7 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
         censor: REDACTED,
       },
       formatters: { log: (object) => redactSecrets(object) },
+      hooks: { streamWrite: (line) => LIVE_SECRETS.redact(line) },
       serializers: { req: serializeRequest, res: pino.stdSerializers.res, err: pino.stdSerializers.err },
     },
     options.destination ?? pino.destination({ dest: 1, sync: false }),

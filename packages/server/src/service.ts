@@ -1,10 +1,12 @@
 // The whole service: the HTTP app with the session handlers, the session manager and its browser
 // pool, and the CDP proxy. Closing the app ends every session and closes every browser.
 
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { type AppOptions, createApp } from "./app.ts";
 import { installCdpProxy } from "./cdp-proxy/cdp-proxy.ts";
 import {
+  DEFAULT_NODE_LEASE_MS,
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_SESSION_DISCONNECT_GRACE_MS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
@@ -47,6 +49,10 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
    * disconnected, when no request comes. Default 30 s.
    */
   sessionDisconnectGraceMs?: number;
+  /** This node's id in the store (its lease, its sessions' owner). Default: a new UUID. */
+  nodeId?: string;
+  /** Milliseconds this node's lease lasts unless renewed (every third of it). Default 15 s. */
+  nodeLeaseMs?: number;
 }
 
 export interface Service {
@@ -58,6 +64,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const logger = options.logger ?? createLogger();
   const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   const sharedStore = options.sharedStore ?? options.store.description.startsWith("postgres");
+  const nodeId = options.nodeId ?? randomUUID();
   // Known once the app listens: the port a caller must not make the service call itself on.
   let app: FastifyInstance | undefined;
   const ownPort = () => {
@@ -65,6 +72,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     return typeof address === "object" && address ? address.port : undefined;
   };
   const sessions = new SessionManager({
+    nodeId,
+    nodeLeaseMs: options.nodeLeaseMs ?? DEFAULT_NODE_LEASE_MS,
     store: options.store,
     pool: new BrowserPool(options.browsers),
     log: logger,
@@ -83,7 +92,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     operationTimeoutMs: options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS,
     modelEgress: { policy: options.modelBaseUrlHosts ?? ANYWHERE, ownPort },
   });
-  app = await createApp({ ...options, logger, handlers });
+  // The lease first: sessions are started under it from the first request on.
+  await sessions.holdLease();
+  try {
+    app = await createApp({ ...options, logger, handlers, nodeId });
+  } catch (error) {
+    await sessions.close();
+    throw error;
+  }
   installCdpProxy(app, {
     store: options.store,
     verifier: app.deckhand.verifier,

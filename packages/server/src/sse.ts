@@ -9,9 +9,11 @@
 import { randomUUID } from "node:crypto";
 import { ServiceCancelledError } from "deckhand";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { toPublicError } from "./error-handler.ts";
+import { errorForLog, toPublicError } from "./error-handler.ts";
+import type { ApiError } from "./errors.ts";
 import type { ErrorDetails } from "./schemas/common.ts";
 import type { StreamEvent, SystemEventStatus } from "./schemas/stream-events.ts";
+import { secretsOf } from "./secrets.ts";
 
 export interface OperationControls {
   /** Reports progress: a log event to a streaming client, a debug line in the service log. */
@@ -35,11 +37,22 @@ export function wantsStream(request: FastifyRequest): boolean {
   return body?.streamResponse === true;
 }
 
-/** Aborts the returned signal when the client's connection closes before the response finished. */
-function abortOnDisconnect(
+interface Tracking {
+  /** Aborts when the client goes away before the answer is complete, or the service stops it. */
+  signal: AbortSignal;
+  dispose(): void;
+}
+
+/**
+ * Aborts the returned signal when the client's connection closes before the response finished,
+ * and registers the operation with the service's in-flight list: at shutdown `answerShutdown` is
+ * called (with the 503 to answer) and then the signal aborts.
+ */
+function track(
   request: FastifyRequest,
   reply: FastifyReply,
-): { signal: AbortSignal; dispose(): void } {
+  answerShutdown: (reason: ApiError) => void,
+): Tracking {
   const controller = new AbortController();
   const onClose = () => {
     if (!reply.raw.writableEnded) {
@@ -48,7 +61,21 @@ function abortOnDisconnect(
     }
   };
   reply.raw.on("close", onClose);
-  return { signal: controller.signal, dispose: () => reply.raw.off("close", onClose) };
+  const untrack = request.server.deckhand?.inflight.add((reason) => {
+    request.log.info("the service is shutting down; stopping the operation");
+    try {
+      answerShutdown(reason);
+    } finally {
+      controller.abort(new ServiceCancelledError("The service is shutting down."));
+    }
+  });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      reply.raw.off("close", onClose);
+      untrack?.();
+    },
+  };
 }
 
 function frame(event: StreamEvent): string {
@@ -73,14 +100,19 @@ export async function runOperation<D extends OperationData>(
 ): Promise<void> {
   if (wantsStream(request)) return streamOperation(request, reply, operation);
 
-  const { signal, dispose } = abortOnDisconnect(request, reply);
+  const { signal, dispose } = track(request, reply, (reason) => {
+    if (!reply.sent) void reply.status(reason.statusCode).send(toPublicError(reason, request.id).body);
+  });
   try {
     const data = await operation({
       log: (message) => request.log.debug({ operationLog: message }, "operation log"),
       signal,
       streaming: false,
     });
-    await reply.send({ success: true, data });
+    if (!reply.sent) await reply.send({ success: true, data });
+  } catch (error) {
+    // Answered already (the service is shutting down): what the stopped operation threw is moot.
+    if (!reply.sent) throw error;
   } finally {
     dispose();
   }
@@ -92,8 +124,18 @@ async function streamOperation<D extends OperationData>(
   operation: (controls: OperationControls) => Promise<D>,
 ): Promise<void> {
   const started = performance.now();
-  const { signal, dispose } = abortOnDisconnect(request, reply);
   const res = reply.raw;
+  const send = (event: StreamEvent) => {
+    if (!res.writableEnded && !res.destroyed) res.write(frame(event));
+  };
+  let outcome = "finished";
+  // At shutdown the client gets the stream's final event at once, whatever the operation does next.
+  const { signal, dispose } = track(request, reply, (reason) => {
+    outcome = "stopped by shutdown";
+    const { error: message, code } = toPublicError(reason, request.id, 0, secretsOf(request)).body;
+    send(systemEvent("error", { error: message, code }));
+    if (!res.writableEnded) res.end();
+  });
   // From here on the route writes the response itself; Fastify's serialiser and hooks stand aside.
   reply.hijack();
   res.writeHead(200, {
@@ -103,29 +145,27 @@ async function streamOperation<D extends OperationData>(
     // Reverse proxies (nginx) would otherwise hold events back until the response ends.
     "x-accel-buffering": "no",
   });
-  const send = (event: StreamEvent) => {
-    if (!res.writableEnded && !res.destroyed) res.write(frame(event));
-  };
 
   send(systemEvent("starting"));
   send(systemEvent("connected"));
   send(systemEvent("running"));
-  let outcome = "finished";
   try {
     const data = await operation({
       log: (message) => send({ type: "log", id: randomUUID(), data: { status: "running", message } }),
       signal,
       streaming: true,
     });
-    if (signal.aborted) outcome = "cancelled";
+    if (signal.aborted) outcome = outcome === "finished" ? "cancelled" : outcome;
     else send(systemEvent("finished", { result: data.result }));
   } catch (error) {
     if (signal.aborted) {
-      outcome = "cancelled";
+      outcome = outcome === "finished" ? "cancelled" : outcome;
     } else {
       outcome = "error";
-      const answer = toPublicError(error, request.id);
-      if (answer.internal) request.log.error({ err: error }, "streamed operation failed");
+      const secrets = secretsOf(request);
+      const answer = toPublicError(error, request.id, 0, secrets);
+      if (answer.internal)
+        request.log.error({ err: errorForLog(error, secrets) }, "streamed operation failed");
       const { error: message, code, details } = answer.body;
       send(systemEvent("error", { error: message, code, ...(details ? { details } : {}) }));
     }

@@ -174,6 +174,48 @@ describe("extract", () => {
   });
 });
 
+describe("extract on a page whose content changes under the same URL", () => {
+  it("is a MISS with the new content once what it reads changed, a HIT while it did not", async () => {
+    let stock = 3;
+    let banner = "Spring sale";
+    const unroute = fx.site.route("/stock.html", (_req, res) =>
+      html(res, `<p id="banner">${banner}</p><p id="stock">In stock: ${stock} apples</p>`),
+    );
+    try {
+      const id = shared;
+      // The model answers from the outline it was shown.
+      fx.model.on(match.schemaName("extract"), (request) => ({
+        extraction: /In stock: (\d+) apples/.exec(request.text)?.[1] ?? "none",
+      }));
+      const count = async (options = {}) =>
+        (await ok<Extracted>(await extractCall(id, "how many apples are in stock", {}, options))).result;
+      const reload = async () => ok(await svc.op(id, "navigate", { url: fx.site.url("stock.html") }));
+
+      await reload();
+      expect(await count()).toEqual({ extraction: "3", cacheStatus: "MISS" });
+      await reload();
+      expect(await count()).toEqual({ extraction: "3", cacheStatus: "HIT" });
+      expect(fx.model.callCount).toBe(1);
+
+      stock = 7;
+      await reload();
+      expect(await count()).toEqual({ extraction: "7", cacheStatus: "MISS" });
+      expect(await count()).toEqual({ extraction: "7", cacheStatus: "HIT" });
+      expect(fx.model.callCount).toBe(2);
+
+      // With a selector, only the part it reads counts: a change elsewhere is still a HIT.
+      expect(await count({ selector: "#stock" })).toEqual({ extraction: "7", cacheStatus: "MISS" });
+      banner = "Summer sale";
+      await reload();
+      expect(await count({ selector: "#stock" })).toEqual({ extraction: "7", cacheStatus: "HIT" });
+      expect(await count()).toEqual({ extraction: "7", cacheStatus: "MISS" });
+      expect(fx.model.callCount).toBe(4);
+    } finally {
+      unroute();
+    }
+  });
+});
+
 describe("act", () => {
   it("replays a HIT on the page without the model, with this call's variable values", async () => {
     const id = shared;

@@ -345,6 +345,63 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
     });
   });
 
+  describe("node leases", () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it("a live lease renews; a lapsed one does not, and its node's active sessions are ended by a sweep", async () => {
+      const key = await store.createKey();
+      const alive = `node-alive-${crypto.randomUUID()}`;
+      const gone = `node-gone-${crypto.randomUUID()}`;
+      await store.registerNode(alive, 60_000);
+      await store.registerNode(gone, 1000);
+      const mine = await store.createSession({ projectId: key.projectId, keyId: key.id, nodeId: alive });
+      const theirs = await store.createSession({ projectId: key.projectId, keyId: key.id, nodeId: gone });
+      const theirsEnded = await store.createSession({
+        projectId: key.projectId,
+        keyId: key.id,
+        nodeId: gone,
+      });
+      await store.endSession(theirsEnded.id, 1_700_000_000_000);
+      const legacy = await store.createSession({ projectId: key.projectId, keyId: key.id });
+      expect(await store.getSession(mine.id)).toMatchObject({ nodeId: alive, status: "active" });
+      expect((await store.getSession(legacy.id))?.nodeId).toBeUndefined();
+
+      expect(await store.renewNode(alive, 60_000)).toBe(true);
+      expect(await store.nodeIsLive(gone)).toBe(true);
+      await sleep(1100);
+      expect(await store.nodeIsLive(gone)).toBe(false);
+      expect(await store.renewNode(gone, 60_000)).toBe(false);
+
+      const reclaimed = await store.reclaimLapsedNodes();
+      expect(reclaimed.nodeIds).toContain(gone);
+      expect(reclaimed.nodeIds).not.toContain(alive);
+      expect(reclaimed.sessionIds).toEqual([theirs.id]);
+      expect(await store.getSession(theirs.id)).toMatchObject({ status: "ended" });
+      expect((await store.getSession(theirsEnded.id))?.endedAt).toBe(1_700_000_000_000);
+      expect(await store.getSession(mine.id)).toMatchObject({ status: "active" });
+      expect(await store.getSession(legacy.id)).toMatchObject({ status: "active" });
+      // A second sweep finds nothing; the forgotten node can take a lease again.
+      expect(await store.reclaimLapsedNodes()).toEqual({ nodeIds: [], sessionIds: [] });
+      await store.registerNode(gone, 60_000);
+      expect(await store.nodeIsLive(gone)).toBe(true);
+      await store.removeNode(gone);
+      await store.endSession(mine.id);
+      await store.removeNode(alive);
+      expect(await store.nodeIsLive(alive)).toBe(false);
+      await store.endSession(legacy.id);
+    });
+
+    it("ends the active sessions of a node that has no lease at all (forgotten, still starting sessions)", async () => {
+      const key = await store.createKey();
+      const orphan = await store.createSession({
+        projectId: key.projectId,
+        keyId: key.id,
+        nodeId: `node-never-registered-${crypto.randomUUID()}`,
+      });
+      expect((await store.reclaimLapsedNodes()).sessionIds).toEqual([orphan.id]);
+    });
+  });
+
   describe("restart", () => {
     it("keeps keys, sessions, replay and cache when the store is closed and opened again", async () => {
       const key = await store.createKey({ name: "persistent" });

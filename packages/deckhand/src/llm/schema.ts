@@ -8,6 +8,7 @@ import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { ServiceInvalidArgumentError } from "../errors.ts";
 import type { JSONSchema } from "./client.ts";
+import { checkJsonSchemaLimits } from "./schema-limits.ts";
 
 /** A zod 4 schema (classic or mini), described structurally so any copy of zod 4 fits. */
 export interface Zod4Schema<Output = unknown> {
@@ -180,7 +181,10 @@ const ajvInstances = new Map<string, AjvInstance>();
 function ajvFor(dialect: "draft-07" | "2019-09" | "2020-12"): AjvInstance {
   let ajv = ajvInstances.get(dialect);
   if (!ajv) {
-    const options: AjvOptions = { strict: false, allErrors: false, logger: false };
+    // The schema is checked against its meta-schema by compileJsonSchema, with enums shortened.
+    // allErrors: with it ajv writes the checks of an object's properties one after the other, without
+    // it nested one in the next, which costs compile time that grows with the square of their number.
+    const options: AjvOptions = { strict: false, allErrors: true, logger: false, validateSchema: false };
     ajv =
       dialect === "2020-12"
         ? new Ajv2020(options)
@@ -194,6 +198,9 @@ function ajvFor(dialect: "draft-07" | "2019-09" | "2020-12"): AjvInstance {
 }
 
 const compiled = new WeakMap<object, ValidateFunction>();
+/** The last schemas compiled, by their text: a caller that sends the same schema again compiles it once. */
+const compiledByText = new Map<string, ValidateFunction>();
+const COMPILED_KEPT = 64;
 
 function compileJsonSchema(schema: JSONSchema): ValidateFunction {
   const cached = compiled.get(schema);
@@ -206,14 +213,41 @@ function compileJsonSchema(schema: JSONSchema): ValidateFunction {
       : "draft-07";
   // ajv's draft-07 class knows only draft-07's meta-schema; other declarations are dropped, not fatal.
   const { $schema: _declared, ...rest } = schema;
-  let validate: ValidateFunction;
-  try {
-    validate = ajvFor(dialect).compile(dialect === "draft-07" ? rest : schema);
-  } catch (error) {
-    throw new ServiceInvalidArgumentError(
-      `The JSON Schema is not valid: ${error instanceof Error ? error.message : String(error)}`,
-    );
+  const source = dialect === "draft-07" ? rest : schema;
+  const text = `${dialect}\n${JSON.stringify(source)}`;
+  let validate = compiledByText.get(text);
+  if (validate) {
+    compiledByText.delete(text);
+  } else {
+    const ajv = ajvFor(dialect);
+    try {
+      // Checking a schema against its meta-schema compares every pair of enum values (`uniqueItems`
+      // of untyped items): quadratic. checkJsonSchemaLimits has checked enums (unique, bounded) in
+      // linear time, so the meta-schema sees each enum cut to its first value.
+      const metaCopy = JSON.parse(
+        JSON.stringify(source, (key, value) =>
+          key === "enum" && Array.isArray(value) ? value.slice(0, 1) : value,
+        ),
+      );
+      if (!ajv.validateSchema(metaCopy)) throw new Error(ajv.errorsText(ajv.errors, { dataVar: "schema" }));
+      validate = ajv.compile(source);
+    } catch (error) {
+      throw new ServiceInvalidArgumentError(
+        `The JSON Schema is not valid: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    } finally {
+      // ajv keeps every schema it compiled (and registers its $id) for the life of the instance,
+      // which is the process's: one caller's schemas would pile up, and its $id would clash with
+      // another caller's. The validate function needs none of that.
+      try {
+        ajv.removeSchema(source);
+      } catch {
+        // An $id ajv could not read: the compilation failed on it already.
+      }
+    }
+    if (compiledByText.size >= COMPILED_KEPT) compiledByText.delete(compiledByText.keys().next().value!);
   }
+  compiledByText.set(text, validate);
   compiled.set(schema, validate);
   return validate;
 }
@@ -447,6 +481,8 @@ export function toResponseSchema<S extends SchemaInput | ResponseSchema<unknown>
   }
   if (isPlainObject(schema)) {
     const json = schema as JSONSchema;
+    // JSON Schemas are data, often from elsewhere (the service's callers): held to limits before use.
+    checkJsonSchemaLimits(json);
     return new ResponseSchema<T>({
       source: "json-schema",
       jsonSchema: json,

@@ -99,14 +99,22 @@ describe("the rule for secrets of every length", () => {
     );
   });
 
-  test("a shorter value is masked only where it stands alone, so words that contain it stay whole", () => {
+  test("a value of 3 to 7 characters is masked only where it stands alone, so words that contain it stay whole", () => {
     const redactor = new SecretRedactor();
-    redactor.add("u");
-    redactor.add("42");
-    expect(redactor.redact("user u signed in with PIN 42 (not 4217) at Submit")).toBe(
-      "user [redacted] signed in with PIN [redacted] (not 4217) at Submit",
+    redactor.add("mit");
+    redactor.add("4217");
+    expect(redactor.redact("mit signed in at Submit with PIN 4217 (not 42170 or x_4217)")).toBe(
+      "[redacted] signed in at Submit with PIN [redacted] (not 42170 or x_4217)",
     );
-    expect(redactor.redact("u,u;u")).toBe("[redacted],[redacted];[redacted]");
+    expect(redactor.redact("mit,mit;mit")).toBe("[redacted],[redacted];[redacted]");
+  });
+
+  test("a value of one or two characters is not looked for in text: no text is garbled by it", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("0");
+    redactor.add("u");
+    expect(redactor.redact("127.0.0.1: user u logged in")).toBe("127.0.0.1: user u logged in");
+    expect(redactor.size).toBe(0);
   });
 
   test("mask() writes a variable's value as its %name%, and other secrets as [redacted]", () => {

@@ -5,7 +5,9 @@
 //
 // The key of an extract or observe entry is a hash of everything that shapes the answer: the
 // method, the instruction, the extract schema, the page URL, the names of the variables (never
-// their values), and the scoping options (selector, ignoreSelectors, screenshot). act entries are
+// their values), and the scoping options (selector, ignoreSelectors, screenshot); an extract key
+// also holds a hash of what the extraction reads (the outline the model would see, and the
+// screenshot), so that changed content under the same URL is a miss. act entries are
 // the library's action cache entries, under its key (instruction, URL, variable names); see
 // session-action-cache.ts.
 
@@ -18,6 +20,8 @@ export interface CacheKeyParts {
   instruction: string;
   url: string;
   schema?: unknown;
+  /** A hash of the content the answer is computed from (extract: outline and screenshot). */
+  content?: string;
   variableNames?: readonly string[];
   selector?: string;
   ignoreSelectors?: readonly string[];
@@ -49,6 +53,7 @@ export function cacheKey(parts: CacheKeyParts): string {
     instruction: parts.instruction,
     url: parts.url,
     schema: parts.schema,
+    content: parts.content,
     variables: parts.variableNames ? [...parts.variableNames].sort() : undefined,
     selector: parts.selector,
     ignoreSelectors: parts.ignoreSelectors,

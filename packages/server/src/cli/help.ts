@@ -7,10 +7,12 @@ import {
   DEFAULT_MAX_BROWSERS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_TABS_PER_SESSION,
+  DEFAULT_NODE_LEASE_MS,
   DEFAULT_PORT,
   DEFAULT_SESSION_DISCONNECT_GRACE_MS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SESSIONS_PER_BROWSER,
+  DEFAULT_SHUTDOWN_GRACE_MS,
 } from "../defaults.ts";
 import { DEFAULT_DATA_DIR } from "../store/open-store.ts";
 
@@ -29,6 +31,8 @@ Options:
   --port PORT                   TCP port (default ${DEFAULT_PORT}; 0 picks a free one)
   --data-dir DIR                directory of the embedded SQLite database (default ./${DEFAULT_DATA_DIR})
   --database-url URL            use PostgreSQL at URL instead of SQLite (also DATABASE_URL)
+  --database-schema NAME        PostgreSQL: keep the tables in this schema, created if missing (also
+                                DECKHAND_DATABASE_SCHEMA; default: the connection's search path)
   --max-sessions N              most active browser sessions; more answer 429 (default ${DEFAULT_MAX_SESSIONS})
   --max-sessions-per-project N  most active sessions of one project (one API key's); more answer 429
                                 PROJECT_AT_CAPACITY (default: half of --max-sessions, rounded up)
@@ -62,6 +66,13 @@ Options:
   --model-base-url-hosts LIST   where a call's options.model.baseURL may send model requests, in the same form.
                                 Default: * when --host is loopback, public otherwise (also
                                 DECKHAND_MODEL_BASE_URL_HOSTS)
+  --shutdown-grace SECS         on SIGTERM/SIGINT, how long operations in flight may finish; those still
+                                running are then answered 503 SHUTTING_DOWN (a stream: its final error
+                                event) and the service exits (default ${DEFAULT_SHUTDOWN_GRACE_MS / 1000})
+  --node-lease SECS             how long this node's lease on its sessions lasts unless renewed (every
+                                third of it). Nodes sharing a PostgreSQL database end the sessions of a node
+                                whose lease lapsed (killed, cut off) within this plus a third
+                                (default ${DEFAULT_NODE_LEASE_MS / 1000})
   --name NAME                   keys create: a label for the key
   --project ID                  keys create: the project the key belongs to (default: a new project)
   --json                        keys create / keys list: print JSON
@@ -72,6 +83,7 @@ Environment:
   DECKHAND_API_KEYS     comma-separated API keys accepted besides the stored ones; with none set and no
                         key stored, the first start creates a key and prints it once
   DECKHAND_CDP_URL_HOSTS  as --cdp-url-hosts (the flag wins)
+  DECKHAND_DATABASE_SCHEMA  as --database-schema (the flag wins)
   DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
   DECKHAND_ISOLATION    as --isolation (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent

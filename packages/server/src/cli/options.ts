@@ -18,6 +18,8 @@ import type { Isolation } from "../sessions/browser-pool.ts";
 export interface StoreLocation {
   dataDir?: string;
   databaseUrl?: string;
+  /** PostgreSQL: the schema the tables live in. */
+  databaseSchema?: string;
 }
 
 export interface ServeOptions extends StoreLocation {
@@ -37,6 +39,8 @@ export interface ServeOptions extends StoreLocation {
   cdpMaxMessageBytes?: number;
   cdpUrlHosts: EgressPolicy;
   modelBaseUrlHosts: EgressPolicy;
+  shutdownGraceMs?: number;
+  nodeLeaseMs?: number;
 }
 
 export type Command =
@@ -66,6 +70,9 @@ const OPTIONS = {
   "max-sessions-per-project": { type: "string" },
   "max-tabs-per-session": { type: "string" },
   "cdp-max-message-bytes": { type: "string" },
+  "shutdown-grace": { type: "string" },
+  "node-lease": { type: "string" },
+  "database-schema": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
@@ -88,6 +95,8 @@ const SERVE_ONLY = [
   "max-sessions-per-project",
   "max-tabs-per-session",
   "cdp-max-message-bytes",
+  "shutdown-grace",
+  "node-lease",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -111,11 +120,17 @@ function integer(
   return n;
 }
 
-function positiveNumber(flag: string, value: string | undefined): number | undefined {
+/** Longest duration a timer can hold (2^31-1 ms), in whole seconds: a longer one would fire at once. */
+const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/** Seconds, greater than 0 and within what a timer can hold. */
+function seconds(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
-    throw new UsageError(`--${flag} must be a number greater than 0; got ${JSON.stringify(value)}.`);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > MAX_TIMER_SECONDS) {
+    throw new UsageError(
+      `--${flag} must be a number greater than 0 and at most ${MAX_TIMER_SECONDS} (seconds); got ${JSON.stringify(value)}.`,
+    );
   }
   return n;
 }
@@ -151,6 +166,17 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
   if (values["data-dir"] !== undefined) location.dataDir = values["data-dir"];
   const databaseUrl = values["database-url"] ?? env.DATABASE_URL;
   if (databaseUrl) location.databaseUrl = databaseUrl;
+  const databaseSchema = values["database-schema"] ?? env.DECKHAND_DATABASE_SCHEMA;
+  if (databaseSchema) {
+    if (!databaseUrl)
+      throw new UsageError("--database-schema belongs to PostgreSQL: give --database-url too.");
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(databaseSchema)) {
+      throw new UsageError(
+        `--database-schema must be a PostgreSQL name of letters, digits and _; got ${JSON.stringify(databaseSchema)}.`,
+      );
+    }
+    location.databaseSchema = databaseSchema;
+  }
 
   const [command, subcommand, ...rest] = positionals;
   if (command === undefined) {
@@ -175,10 +201,14 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (port !== undefined) serve.port = port;
     const maxSessions = integer("max-sessions", values["max-sessions"], 1);
     if (maxSessions !== undefined) serve.maxSessions = maxSessions;
-    const idle = positiveNumber("session-idle-timeout", values["session-idle-timeout"]);
+    const idle = seconds("session-idle-timeout", values["session-idle-timeout"]);
     if (idle !== undefined) serve.sessionIdleTimeoutMs = idle * 1000;
-    const grace = positiveNumber("session-disconnect-grace", values["session-disconnect-grace"]);
+    const grace = seconds("session-disconnect-grace", values["session-disconnect-grace"]);
     if (grace !== undefined) serve.sessionDisconnectGraceMs = grace * 1000;
+    const shutdownGrace = seconds("shutdown-grace", values["shutdown-grace"]);
+    if (shutdownGrace !== undefined) serve.shutdownGraceMs = shutdownGrace * 1000;
+    const lease = seconds("node-lease", values["node-lease"]);
+    if (lease !== undefined) serve.nodeLeaseMs = lease * 1000;
     const bodyLimit = integer("body-limit", values["body-limit"], 1);
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
     const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);

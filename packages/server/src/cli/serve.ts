@@ -52,6 +52,7 @@ export async function serveCommand(
         ? { sessionIdleTimeoutMs: options.sessionIdleTimeoutMs }
         : {}),
       ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+      ...(options.shutdownGraceMs !== undefined ? { shutdownGraceMs: options.shutdownGraceMs } : {}),
       ...(options.maxSessionsPerProject !== undefined
         ? { maxSessionsPerProject: options.maxSessionsPerProject }
         : {}),
@@ -83,6 +84,7 @@ export async function serveCommand(
               ...(options.sessionDisconnectGraceMs !== undefined
                 ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
                 : {}),
+              ...(options.nodeLeaseMs !== undefined ? { nodeLeaseMs: options.nodeLeaseMs } : {}),
             })
           ).app;
     const stopped = untilStopSignal();

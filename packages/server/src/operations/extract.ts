@@ -1,8 +1,8 @@
 // SessionExtract: the page text (no instruction), a text answer (instruction), or data shaped by a
 // JSON Schema (instruction and schema); the latter two through the server cache when it is in play.
 
-import { randomUUID } from "node:crypto";
-import type { ExtractOptions, JSONSchema } from "deckhand";
+import { createHash, randomUUID } from "node:crypto";
+import { checkJsonSchemaLimits, type ExtractOptions, type JSONSchema } from "deckhand";
 import { cacheKey, ProjectCache } from "../cache/server-cache.ts";
 import { ApiError } from "../errors.ts";
 import type { OperationContext } from "../routes/handlers.ts";
@@ -32,6 +32,9 @@ function checkSchema(schema: Record<string, unknown> | undefined, instruction: s
         'e.g. { "type": "object", "properties": { "price": { "type": "number" } } }).',
     );
   }
+  // Before anything walks the schema (the cache key, the library, the model request): a 400
+  // naming the limit (JsonSchemaLimitError, INVALID_ARGUMENT) for one too large, deep or recursive.
+  checkJsonSchemaLimits(schema);
 }
 
 /** The result with cacheStatus beside the data, where the result is an object that can carry it. */
@@ -84,11 +87,25 @@ export async function sessionExtract(
       const cache = new ProjectCache(deps.store, live.projectId, (error) =>
         deps.log.warn({ err: error }, "server cache unavailable"),
       );
+      // The entry is keyed on what the extraction reads: the outline the model would be shown (after
+      // selector and ignoreSelectors) and, with screenshot, the viewport's pixels. A page whose
+      // content changed under the same URL is a MISS.
+      const read = createHash("sha256");
+      const { pageText } = await dh.extract({
+        page,
+        signal,
+        timeout: callOptions.timeout,
+        ...(options.selector !== undefined ? { selector: options.selector } : {}),
+        ...(options.ignoreSelectors ? { ignoreSelectors: options.ignoreSelectors } : {}),
+      });
+      read.update(pageText);
+      if (options.screenshot) read.update(await page.screenshot({ type: "png" }));
       const key = cacheKey({
         method: "extract",
         instruction,
         url: page.url(),
         schema,
+        content: read.digest("hex"),
         ...(options.selector !== undefined ? { selector: options.selector } : {}),
         ...(options.ignoreSelectors ? { ignoreSelectors: options.ignoreSelectors } : {}),
         ...(options.screenshot ? { screenshot: true } : {}),

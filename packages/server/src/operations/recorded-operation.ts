@@ -2,11 +2,12 @@
 // targets, pass the session's log lines to the client (secrets removed), measure its token usage,
 // and append it to the session's replay record, success or not.
 
-import { type Deckhand, type DeckhandMetrics, type Page, SecretRedactor, ServiceError } from "deckhand";
+import { type Deckhand, type DeckhandMetrics, type Page, ServiceError } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { toPublicError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
 import type { OperationContext } from "../routes/handlers.ts";
+import { type SecretSet, secretsOf } from "../secrets.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import type { ModelEgress } from "../sessions/model-config.ts";
 import { usageBetween } from "../sessions/pricing.ts";
@@ -54,9 +55,14 @@ function recordedParameters(body: unknown): Record<string, unknown> {
   return parameters;
 }
 
-function failureRecord(error: unknown, signal: AbortSignal, requestId: string): Record<string, unknown> {
+function failureRecord(
+  error: unknown,
+  signal: AbortSignal,
+  requestId: string,
+  secrets: SecretSet,
+): Record<string, unknown> {
   if (signal.aborted) return { success: false, cancelled: true, error: "The operation was cancelled." };
-  const { body } = toPublicError(error, requestId);
+  const { body } = toPublicError(error, requestId, 0, secrets);
   return { success: false, error: body.error, code: body.code };
 }
 
@@ -96,10 +102,12 @@ export async function runRecorded<R>(
   deps: OperationDeps,
   operation: RecordedOperation<R>,
 ): Promise<R> {
-  const redactor = new SecretRedactor();
-  for (const secret of operation.secrets) redactor.add(secret);
-  if (context.modelApiKey) redactor.add(context.modelApiKey);
-  const log = (message: string) => context.log(redactor.redact(message));
+  // The request's secret values (keys, model options, variable values; see secrets.ts), and the
+  // operation's own: removed from its log events and from what the replay keeps.
+  const secrets = secretsOf(context.request);
+  for (const secret of operation.secrets) secrets.add(secret);
+  if (context.modelApiKey) secrets.add(context.modelApiKey);
+  const log = (message: string) => context.log(secrets.redact(message));
   const frameId = (context.body as { frameId?: string } | undefined)?.frameId;
 
   return live.run(context.signal, async (signal) => {
@@ -124,8 +132,12 @@ export async function runRecorded<R>(
     try {
       await deps.store.appendAction(live.id, {
         method: operation.method,
-        parameters: recordedParameters(context.body),
-        result: failed ? failureRecord(failure, signal, context.request.id) : operation.recordAs(result as R),
+        parameters: secrets.redactValue(recordedParameters(context.body)),
+        result: secrets.redactValue(
+          failed
+            ? failureRecord(failure, signal, context.request.id, secrets)
+            : operation.recordAs(result as R),
+        ),
         timestamp,
         endTime: Date.now(),
         pageUrl,

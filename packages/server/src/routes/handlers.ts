@@ -85,6 +85,8 @@ export interface RouteDeps {
   store: Store;
   handlers: Partial<SessionHandlers>;
   maxSessions: number;
+  /** This service node, whose lease its sessions are started under (none: no node checks). */
+  nodeId?: string;
   /** Most active sessions of one project. Default: maxSessions. */
   maxSessionsPerProject?: number;
 }

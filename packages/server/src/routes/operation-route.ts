@@ -11,7 +11,7 @@ import { StreamEvent } from "../schemas/stream-events.ts";
 import { runOperation } from "../sse.ts";
 import type { OperationContext, RouteDeps, SessionHandlers } from "./handlers.ts";
 import { errorResponses, SECURITY } from "./route-schema.ts";
-import { loadActiveSession } from "./session-access.ts";
+import { loadServedSession } from "./session-access.ts";
 
 type OperationHandlerName =
   | "sessionAct"
@@ -59,7 +59,7 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
             "text/event-stream": { schema: StreamEvent },
           },
         },
-        ...errorResponses(400, 401, 404, 410, 413, 422, 500, 501, 502, 504),
+        ...errorResponses(400, 401, 404, 409, 410, 413, 422, 500, 501, 502, 503, 504),
       },
     },
     handler: async (request, reply) => {
@@ -68,7 +68,12 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
         | undefined;
       if (!handle) throw notImplemented();
       const auth = authOf(request);
-      const session = await loadActiveSession(deps.store, auth, (request.params as SessionIdParams).id);
+      const session = await loadServedSession(
+        deps.store,
+        auth,
+        (request.params as SessionIdParams).id,
+        deps.nodeId,
+      );
       await deps.store.touchSession(session.id);
       const headers = request.headers as OperationHeaders;
       // A key revoked while its operation runs (or streams) loses the connection: the operation is

@@ -44,6 +44,7 @@ const ERROR_DESCRIPTIONS = {
   400: "Invalid request; the message names the field.",
   401: "Missing, invalid or revoked API key.",
   404: "No such session for this API key's project (or no such route).",
+  409: "The session runs on another node of the service (SESSION_ELSEWHERE, details.nodeId); this node leaves it alone.",
   410: "The session has ended.",
   413: "The request body is larger than the service accepts.",
   422: "The operation could not be done on the page as asked (element not found, data not matching the schema); the message says why.",
@@ -52,6 +53,7 @@ const ERROR_DESCRIPTIONS = {
   500: "Internal error; details only in the service's log.",
   501: "Not implemented by this service yet.",
   502: "The web page or the model provider failed (navigation error, unusable model answer).",
+  503: "The service is shutting down (SHUTTING_DOWN); an operation still running then is answered so.",
   504: "The operation did not finish within its timeout.",
 } as const;
 

@@ -8,7 +8,7 @@ import { SessionIdParams, successEnvelope } from "../schemas/common.ts";
 import { SessionEndData } from "../schemas/session-end.ts";
 import type { RouteDeps } from "./handlers.ts";
 import { errorResponses, jsonResponse, SECURITY } from "./route-schema.ts";
-import { loadActiveSession } from "./session-access.ts";
+import { loadServedSession } from "./session-access.ts";
 
 export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void {
   app.withTypeProvider<ZodTypeProvider>().route({
@@ -24,14 +24,14 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
       params: SessionIdParams,
       response: {
         200: jsonResponse(successEnvelope(SessionEndData), "The session has ended."),
-        ...errorResponses(401, 404, 410, 500, 501),
+        ...errorResponses(401, 404, 409, 410, 500, 501),
       },
     },
     handler: async (request) => {
       const handle = deps.handlers.sessionEnd;
       if (!handle) throw notImplemented();
       const auth = authOf(request);
-      const session = await loadActiveSession(deps.store, auth, request.params.id);
+      const session = await loadServedSession(deps.store, auth, request.params.id, deps.nodeId);
       await handle.call(deps.handlers, { request, auth, store: deps.store, session });
       await deps.store.endSession(session.id);
       return { success: true as const, data: { success: true } };

@@ -10,7 +10,7 @@ import { resolveStartAliases, SessionStartBody, SessionStartData } from "../sche
 import type { SessionRecord } from "../store/store.ts";
 import type { RouteDeps } from "./handlers.ts";
 import { errorResponses, jsonResponse, SECURITY } from "./route-schema.ts";
-import { loadActiveSession } from "./session-access.ts";
+import { loadServedSession } from "./session-access.ts";
 
 export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): void {
   // Counting the active sessions and creating the new one happen one start at a time, so that
@@ -38,7 +38,7 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
       body: SessionStartBody,
       response: {
         200: jsonResponse(successEnvelope(SessionStartData), "The session is running (or was resumed)."),
-        ...errorResponses(400, 401, 404, 410, 413, 429, 500, 501),
+        ...errorResponses(400, 401, 404, 409, 410, 413, 429, 500, 501, 503),
       },
     },
     handler: async (request) => {
@@ -51,7 +51,7 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
 
       let session: SessionRecord;
       if (params.sessionId !== undefined) {
-        session = await loadActiveSession(deps.store, auth, params.sessionId);
+        session = await loadServedSession(deps.store, auth, params.sessionId, deps.nodeId);
       } else {
         session = await admit(async () => {
           if ((await deps.store.countActiveSessions()) >= deps.maxSessions)
@@ -64,6 +64,7 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
             projectId: auth.projectId,
             keyId: auth.keyId,
             params: redactSecrets(params) as Record<string, unknown>,
+            ...(deps.nodeId !== undefined ? { nodeId: deps.nodeId } : {}),
             ...(headers["x-language"] ? { clientLanguage: headers["x-language"] } : {}),
           });
         });

@@ -174,7 +174,27 @@ export const ActResult = named(
 
 // ---------- shared request fields ----------
 
-export const Timeout = doc(z.number().positive(), "Milliseconds to wait for the operation to complete.");
+// ---------- ranges ----------
+// Timers hold at most 2^31-1 ms; a larger value fires at once (an immediate 504, a session ended
+// after 1 ms). Every duration a caller gives is held to a range that means what it says.
+
+/** Longest timeout of one call a caller may ask for: one hour. */
+export const MAX_TIMEOUT_MS = 3_600_000;
+/** Longest idle timeout of a session a caller may ask for: one day. */
+export const MAX_SESSION_TIMEOUT_S = 86_400;
+
+/** Milliseconds, greater than 0 (or from 0 with `allowZero`), at most one hour. */
+export function milliseconds(allowZero = false) {
+  const base = allowZero ? z.number().min(0) : z.number().positive();
+  return base.max(MAX_TIMEOUT_MS, {
+    message: `must be at most ${MAX_TIMEOUT_MS} (one hour, in milliseconds)`,
+  });
+}
+
+export const Timeout = doc(
+  milliseconds(),
+  "Milliseconds to wait for the operation to complete (at most one hour).",
+);
 export const FrameId = doc(z.string(), "Target frame; defaults to the active page's main frame.");
 export const StreamResponse = doc(
   z.boolean(),

@@ -8,6 +8,7 @@ import {
   ActResult,
   FrameId,
   ModelConfiguration,
+  milliseconds,
   ObservedAction,
   StreamResponse,
   Timeout,
@@ -195,8 +196,8 @@ export const SessionAgentExecuteBody = named(
     }),
     executeOptions: z.object({
       instruction: doc(z.string().min(1), "The task, in plain words."),
-      maxSteps: doc(z.number().int().positive().optional(), "Most steps before the agent stops."),
-      toolTimeout: doc(z.number().positive().optional(), "Milliseconds per tool call."),
+      maxSteps: doc(z.number().int().positive().max(1000).optional(), "Most steps before the agent stops."),
+      toolTimeout: doc(milliseconds().optional(), "Milliseconds per tool call."),
       variables: Variables.optional(),
     }),
     frameId: FrameId.optional(),

@@ -1,9 +1,17 @@
 // POST /v1/sessions/start (SessionStart).
 
 import { z } from "zod";
+import { MAX_SESSION_TIMEOUT_S, milliseconds } from "./common.ts";
 import { doc, named } from "./registry.ts";
 
-const Viewport = z.object({ width: z.number().int().positive(), height: z.number().int().positive() });
+/** Largest viewport side, in CSS pixels: a larger page would take the shared browser's memory. */
+export const MAX_VIEWPORT_SIDE = 4096;
+const side = z
+  .number()
+  .int()
+  .positive()
+  .max(MAX_VIEWPORT_SIDE, { message: `must be at most ${MAX_VIEWPORT_SIDE} pixels` });
+const Viewport = z.object({ width: side, height: side });
 
 export const SessionCreateParams = named(
   "SessionCreateParams",
@@ -14,7 +22,16 @@ export const SessionCreateParams = named(
         "closed ends when no request comes within the service's disconnect grace (default 30 s); with it, " +
         "the session waits for a client to resume it (sessionId) until its idle timeout.",
     ),
-    timeout: doc(z.number().positive().optional(), "Idle timeout of the session, in seconds."),
+    timeout: doc(
+      z
+        .number()
+        .positive()
+        .max(MAX_SESSION_TIMEOUT_S, {
+          message: `must be at most ${MAX_SESSION_TIMEOUT_S} (one day, in seconds)`,
+        })
+        .optional(),
+      "Idle timeout of the session, in seconds (at most one day).",
+    ),
     userMetadata: z.record(z.string(), z.unknown()).optional(),
     browserSettings: z.looseObject({ viewport: Viewport.optional() }).optional(),
   }),
@@ -45,7 +62,7 @@ export const LocalBrowserLaunchOptions = named(
       .optional(),
     ignoreHTTPSErrors: z.boolean().optional(),
     cdpUrl: doc(z.string().optional(), "Attach to a running browser instead of launching one."),
-    connectTimeoutMs: doc(z.number().positive().optional(), "Milliseconds to wait for the browser to start."),
+    connectTimeoutMs: doc(milliseconds().optional(), "Milliseconds to wait for the browser to start."),
   }),
   "The client's localBrowserLaunchOptions (spec 4.5). The operator decides which of them a remote caller may set.",
 );
@@ -55,15 +72,12 @@ export const SessionStartBody = named(
   z
     .object({
       modelName: doc(z.string().optional(), 'Default model of the session, "provider/model".'),
-      domSettleTimeoutMs: doc(
-        z.number().nonnegative().optional(),
-        "Milliseconds to wait for the DOM to settle.",
-      ),
+      domSettleTimeoutMs: doc(milliseconds(true).optional(), "Milliseconds to wait for the DOM to settle."),
       verbose: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
       systemPrompt: z.string().optional(),
       selfHeal: z.boolean().optional(),
       experimental: z.boolean().optional(),
-      actTimeoutMs: doc(z.number().positive().optional(), "Default act timeout in milliseconds."),
+      actTimeoutMs: doc(milliseconds().optional(), "Default act timeout in milliseconds (at most one hour)."),
       serverCache: doc(
         z.boolean().optional(),
         "Default of the session's act, extract and observe for the server cache. Default true.",

@@ -3,14 +3,14 @@
 // their records (and replays); this keeps what cannot be stored: browser contexts and Deckhand
 // instances.
 
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { SessionActionCache } from "../cache/session-action-cache.ts";
 import { DEFAULT_MAX_TABS_PER_SESSION } from "../defaults.ts";
-import { ApiError, sessionEnded } from "../errors.ts";
+import { ApiError, sessionElsewhere, sessionEnded } from "../errors.ts";
 import { ANYWHERE, type EgressPolicy } from "../policy/egress.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
@@ -21,6 +21,10 @@ import { planSession } from "./start-options.ts";
 
 export interface SessionManagerOptions {
   store: Store;
+  /** This node's id in the store: the owner of the sessions it starts, and the holder of its lease. */
+  nodeId: string;
+  /** Milliseconds the lease lasts unless renewed; it is renewed every third of that. */
+  nodeLeaseMs: number;
   pool: BrowserPool;
   log: FastifyBaseLogger;
   /** Idle timeout of sessions whose start gives none (sessionCreateParams.timeout). */
@@ -42,8 +46,13 @@ export interface SessionManagerOptions {
   maxTabsPerSession?: number;
 }
 
-/** Prefix of the directory each session gets for its downloads (removed when it ends). */
+/**
+ * Prefix of the directory each session gets for its downloads (removed when it ends). The session's
+ * id follows it, so that the directory of a session whose node was killed can be found and removed
+ * once the session is known to have ended (sweepSessionDirs).
+ */
 export const SESSION_DIR_PREFIX = "deckhand-session-";
+const SESSION_DIR = new RegExp(`^${SESSION_DIR_PREFIX}([0-9a-f-]{36})-`);
 
 /** Why a session ended, for the log. */
 export type EndReason =
@@ -51,13 +60,15 @@ export type EndReason =
   | "client disconnected"
   | "idle timeout"
   | "browser lost"
-  | "service shutdown";
+  | "service shutdown"
+  | "lease lost";
 
 export class SessionManager {
   private readonly options: SessionManagerOptions;
   private readonly live = new Map<string, LiveSession>();
   private readonly endings = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(options: SessionManagerOptions) {
@@ -75,6 +86,54 @@ export class SessionManager {
 
   get pool(): BrowserPool {
     return this.options.pool;
+  }
+
+  get nodeId(): string {
+    return this.options.nodeId;
+  }
+
+  /**
+   * Takes this node's lease in the store and keeps it: renewed every third of its length, and on
+   * each beat the sessions of nodes whose lease lapsed (killed, cut off) are ended, whichever node
+   * notices first. If this node's own lease lapsed (the database was out of reach, the process
+   * stalled), other nodes may have ended its sessions already: it ends them here too, so that no
+   * browser context lives on for a session the store calls ended, and takes a new lease.
+   */
+  async holdLease(): Promise<void> {
+    const { store, nodeId, nodeLeaseMs, log } = this.options;
+    await store.registerNode(nodeId, nodeLeaseMs);
+    log.info({ nodeId, leaseMs: nodeLeaseMs }, "holding this node's lease on its sessions");
+    const beat = async () => {
+      if (this.closed) return;
+      if (!(await store.renewNode(nodeId, nodeLeaseMs))) {
+        log.warn({ nodeId, sessions: this.live.size }, "this node's lease lapsed; ending its sessions");
+        await Promise.all([...this.live.keys()].map((id) => this.end(id, "lease lost")));
+        if (!this.closed) await store.registerNode(nodeId, nodeLeaseMs);
+      }
+      const { nodeIds, sessionIds } = await store.reclaimLapsedNodes();
+      if (sessionIds.length > 0 || nodeIds.length > 0)
+        log.info(
+          { nodes: nodeIds, sessions: sessionIds.length },
+          "ended the sessions of nodes whose lease lapsed",
+        );
+      // Their download directories, where this machine has them.
+      await this.sweepSessionDirs();
+    };
+    let beating = false;
+    this.heartbeat = setInterval(
+      () => {
+        // A beat the database holds up is not stacked on by the next one.
+        if (beating) return;
+        beating = true;
+        beat()
+          .catch((error: unknown) => log.warn({ err: error }, "renewing this node's lease failed"))
+          .finally(() => {
+            beating = false;
+          });
+      },
+      Math.max(100, Math.floor(nodeLeaseMs / 3)),
+    );
+    this.heartbeat.unref();
   }
 
   get(id: string): LiveSession | undefined {
@@ -95,7 +154,7 @@ export class SessionManager {
     // act's server cache is the library's action cache, with its entries in the project's store.
     const actionCache = new SessionActionCache();
     plan.deckhand.actionCache = actionCache;
-    const downloadDir = await mkdtemp(join(tmpdir(), SESSION_DIR_PREFIX));
+    const downloadDir = await mkdtemp(join(tmpdir(), `${SESSION_DIR_PREFIX}${record.id}-`));
     let dh: Deckhand;
     let cdp: CdpTarget;
     let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
@@ -180,14 +239,14 @@ export class SessionManager {
   async require(record: SessionRecord): Promise<LiveSession> {
     const session = this.live.get(record.id);
     if (session && !session.ended) return session;
-    if (this.options.sharedStore) {
-      throw new ApiError(
-        409,
-        "SESSION_ELSEWHERE",
-        `Session ${JSON.stringify(record.id)} is not running on this node of the service. Send its requests to ` +
-          "the node that started it (route by session id), or start a new session.",
-      );
+    // Another node's (the route answers those already, unless the record predates leases).
+    if (record.nodeId !== undefined && record.nodeId !== this.options.nodeId) {
+      if (await this.options.store.nodeIsLive(record.nodeId))
+        throw sessionElsewhere(record.id, record.nodeId);
+    } else if (record.nodeId === undefined && this.options.sharedStore) {
+      throw sessionElsewhere(record.id);
     }
+    // Nobody runs it: a leftover of an earlier run, or of a node that is gone.
     await this.options.store.endSession(record.id);
     throw sessionEnded(record.id);
   }
@@ -218,8 +277,9 @@ export class SessionManager {
 
   /**
    * Ends the store's active sessions that run nowhere: at start-up, every one when the store is
-   * this node's alone (SQLite); otherwise those idle past their timeout (their node is gone).
-   * Then keeps doing the latter every `intervalMs`.
+   * this node's alone (SQLite); otherwise those of nodes whose lease lapsed (see holdLease) and,
+   * for rows written before leases, those idle past their timeout. Then keeps doing the latter
+   * every `intervalMs`.
    */
   async sweepOrphans(options: { all: boolean; intervalMs: number }): Promise<number> {
     const ended = await this.endOrphans(options.all);
@@ -234,11 +294,34 @@ export class SessionManager {
     return ended;
   }
 
+  /**
+   * Removes the download directories (in this machine's temporary directory) of sessions that have
+   * ended but whose node could not remove them: it was killed, or lost its lease.
+   */
+  async sweepSessionDirs(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(tmpdir());
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const id = SESSION_DIR.exec(name)?.[1];
+      if (!id || this.live.has(id)) continue;
+      const record = await this.options.store.getSession(id);
+      if (record && record.status === "active") continue;
+      await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
   private async endOrphans(all: boolean): Promise<number> {
     const now = Date.now();
     let ended = 0;
+    if (!all) await this.options.store.reclaimLapsedNodes();
     for (const record of await this.options.store.listActiveSessions()) {
       if (this.live.has(record.id)) continue;
+      // Another node's, under its lease: that node runs it, or its lapsed lease ends it.
+      if (!all && record.nodeId !== undefined && record.nodeId !== this.options.nodeId) continue;
       const timeout = (record.params.sessionCreateParams as { timeout?: number } | undefined)?.timeout;
       const idleMs = timeout !== undefined ? timeout * 1000 : this.options.idleTimeoutMs;
       if (all || now - record.lastActivityAt > idleMs) {
@@ -246,6 +329,9 @@ export class SessionManager {
       }
     }
     if (ended > 0) this.options.log.info({ ended }, "ended sessions left over from a previous run");
+    await this.sweepSessionDirs().catch((error: unknown) =>
+      this.options.log.warn({ err: error }, "removing the directories of ended sessions failed"),
+    );
     return ended;
   }
 
@@ -253,8 +339,13 @@ export class SessionManager {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
+    clearInterval(this.heartbeat);
     await Promise.all([...this.live.keys()].map((id) => this.end(id, "service shutdown")));
     await Promise.all([...this.endings]);
     await this.options.pool.close();
+    // Its sessions have ended: nothing is left for others to reclaim.
+    await this.options.store.removeNode(this.options.nodeId).catch((error: unknown) => {
+      this.options.log.warn({ err: error }, "could not give up this node's lease");
+    });
   }
 }

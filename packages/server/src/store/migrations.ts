@@ -57,6 +57,19 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "node leases",
+    sql: `
+      CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        started_at INTEGER NOT NULL,
+        lease_expires_at INTEGER NOT NULL
+      );
+      ALTER TABLE sessions ADD COLUMN node_id TEXT;
+      CREATE INDEX sessions_by_node ON sessions (node_id, status);
+    `,
+  },
 ];
 
 export const postgresMigrations: readonly Migration[] = [
@@ -106,6 +119,19 @@ export const postgresMigrations: readonly Migration[] = [
         updated_at bigint NOT NULL,
         PRIMARY KEY (project_id, cache_key)
       );
+    `,
+  },
+  {
+    version: 2,
+    name: "node leases",
+    sql: `
+      CREATE TABLE nodes (
+        id text PRIMARY KEY,
+        started_at bigint NOT NULL,
+        lease_expires_at bigint NOT NULL
+      );
+      ALTER TABLE sessions ADD COLUMN node_id text;
+      CREATE INDEX sessions_by_node ON sessions (node_id, status);
     `,
   },
 ];

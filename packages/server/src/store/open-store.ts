@@ -11,6 +11,8 @@ export interface OpenStoreOptions {
   databaseUrl?: string;
   /** PostgreSQL only: keep the tables in this schema. */
   schema?: string;
+  /** As `schema` (the command line's name for it). */
+  databaseSchema?: string;
 }
 
 export const DEFAULT_DATA_DIR = ".deckhand";
@@ -18,10 +20,8 @@ export const DEFAULT_DATA_DIR = ".deckhand";
 export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
   if (options.databaseUrl) {
     const { PostgresStore } = await import("./postgres-store.ts");
-    return PostgresStore.open({
-      url: options.databaseUrl,
-      ...(options.schema !== undefined ? { schema: options.schema } : {}),
-    });
+    const schema = options.schema ?? options.databaseSchema;
+    return PostgresStore.open({ url: options.databaseUrl, ...(schema !== undefined ? { schema } : {}) });
   }
   const { SqliteStore } = await import("./sqlite-store.ts");
   return new SqliteStore(options.dataDir ?? DEFAULT_DATA_DIR);

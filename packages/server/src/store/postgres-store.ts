@@ -29,6 +29,9 @@ export interface PostgresStoreOptions {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
+/** Now, in epoch milliseconds, by the database's clock: the one clock every node's lease is read by. */
+const DB_NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
+
 /** The URL without its password, for messages and logs. */
 export function describeDatabaseUrl(url: string): string {
   try {
@@ -172,8 +175,8 @@ export class PostgresStore implements Store {
   async createSession(input: NewSession): Promise<SessionRecord> {
     const now = input.createdAt ?? Date.now();
     const [row] = await this.rows(
-      `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at)
-       VALUES ($1, $2, $3, $4::json, $5, 'active', $6, $6) RETURNING *`,
+      `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at, node_id)
+       VALUES ($1, $2, $3, $4::json, $5, 'active', $6, $6, $7) RETURNING *`,
       [
         input.id ?? randomUUID(),
         input.projectId,
@@ -181,6 +184,7 @@ export class PostgresStore implements Store {
         toJsonText(input.params ?? {}, "Session params"),
         input.clientLanguage ?? null,
         now,
+        input.nodeId ?? null,
       ],
     );
     return sessionFromRow(row!);
@@ -226,6 +230,56 @@ export class PostgresStore implements Store {
             filter.projectId,
           ]);
     return Number(row?.n ?? 0);
+  }
+
+  async registerNode(nodeId: string, ttlMs: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2)
+       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
+      [nodeId, Math.round(ttlMs)],
+    );
+  }
+
+  async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
+    return (
+      (await this.changes(
+        `UPDATE nodes SET lease_expires_at = ${DB_NOW} + $2 WHERE id = $1 AND lease_expires_at >= ${DB_NOW}`,
+        [nodeId, Math.round(ttlMs)],
+      )) > 0
+    );
+  }
+
+  async nodeIsLive(nodeId: string): Promise<boolean> {
+    const rows = await this.rows(`SELECT 1 FROM nodes WHERE id = $1 AND lease_expires_at >= ${DB_NOW}`, [
+      nodeId,
+    ]);
+    return rows.length > 0;
+  }
+
+  async reclaimLapsedNodes(): Promise<{ nodeIds: string[]; sessionIds: string[] }> {
+    // One statement: the lapsed nodes are deleted, and every active session of a node without a live
+    // lease ended (a lapsed one, or one already forgotten that went on starting sessions).
+    const [row] = await this.rows(
+      `WITH lapsed AS (
+         DELETE FROM nodes WHERE lease_expires_at < ${DB_NOW} RETURNING id
+       ), ended AS (
+         UPDATE sessions SET status = 'ended', ended_at = ${DB_NOW},
+           last_activity_at = GREATEST(last_activity_at, ${DB_NOW})
+         WHERE status = 'active' AND node_id IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id AND nodes.lease_expires_at >= ${DB_NOW}
+         ) RETURNING id
+       )
+       SELECT (SELECT COALESCE(json_agg(id), '[]'::json) FROM lapsed) AS node_ids,
+              (SELECT COALESCE(json_agg(id), '[]'::json) FROM ended) AS session_ids`,
+    );
+    return {
+      nodeIds: ((row?.node_ids as string[] | undefined) ?? []).map(String),
+      sessionIds: ((row?.session_ids as string[] | undefined) ?? []).map(String),
+    };
+  }
+
+  async removeNode(nodeId: string): Promise<void> {
+    await this.pool.query("DELETE FROM nodes WHERE id = $1", [nodeId]);
   }
 
   async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {

@@ -49,6 +49,7 @@ export function sessionFromRow(row: Row): SessionRecord {
   if (row.client_language !== null && row.client_language !== undefined)
     session.clientLanguage = String(row.client_language);
   if (row.ended_at !== null && row.ended_at !== undefined) session.endedAt = num(row.ended_at);
+  if (row.node_id !== null && row.node_id !== undefined) session.nodeId = String(row.node_id);
   return session;
 }
 

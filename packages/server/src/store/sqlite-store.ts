@@ -134,8 +134,8 @@ export class SqliteStore implements Store {
     const now = input.createdAt ?? Date.now();
     const id = input.id ?? randomUUID();
     this.run(
-      `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at)
-       VALUES (?, ?, ?, ?, ?, 'active', ?, ?)`,
+      `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at, node_id)
+       VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)`,
       id,
       input.projectId,
       input.keyId,
@@ -143,6 +143,7 @@ export class SqliteStore implements Store {
       input.clientLanguage ?? null,
       now,
       now,
+      input.nodeId ?? null,
     );
     return (await this.getSession(id))!;
   }
@@ -191,6 +192,65 @@ export class SqliteStore implements Store {
             filter.projectId,
           );
     return Number(row?.n ?? 0);
+  }
+
+  async registerNode(nodeId: string, ttlMs: number): Promise<void> {
+    const now = Date.now();
+    this.run(
+      `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES (?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
+      nodeId,
+      now,
+      now + ttlMs,
+    );
+  }
+
+  async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    return (
+      this.run(
+        "UPDATE nodes SET lease_expires_at = ? WHERE id = ? AND lease_expires_at >= ?",
+        now + ttlMs,
+        nodeId,
+        now,
+      ) > 0
+    );
+  }
+
+  async nodeIsLive(nodeId: string): Promise<boolean> {
+    return (
+      this.get("SELECT 1 AS live FROM nodes WHERE id = ? AND lease_expires_at >= ?", nodeId, Date.now()) !==
+      undefined
+    );
+  }
+
+  async reclaimLapsedNodes(): Promise<{ nodeIds: string[]; sessionIds: string[] }> {
+    const now = Date.now();
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const nodeIds = this.all("DELETE FROM nodes WHERE lease_expires_at < ? RETURNING id", now).map((r) =>
+        String(r.id),
+      );
+      // Every active session of a node without a live lease: a lapsed one, or one already forgotten.
+      const sessionIds = this.all(
+        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?)
+         WHERE status = 'active' AND node_id IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id AND nodes.lease_expires_at >= ?)
+         RETURNING id`,
+        now,
+        now,
+        now,
+      ).map((r) => String(r.id));
+      this.db.exec("COMMIT");
+      return { nodeIds, sessionIds };
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  async removeNode(nodeId: string): Promise<void> {
+    this.run("DELETE FROM nodes WHERE id = ?", nodeId);
   }
 
   async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {

@@ -47,6 +47,8 @@ export interface SessionRecord {
   createdAt: number;
   lastActivityAt: number;
   endedAt?: number;
+  /** The service node that runs it (holds its lease); absent on rows written before leases. */
+  nodeId?: string;
 }
 
 export interface NewSession {
@@ -58,6 +60,8 @@ export interface NewSession {
   clientLanguage?: string;
   /** Defaults to now. */
   createdAt?: number;
+  /** The service node that runs it. */
+  nodeId?: string;
 }
 
 /** Spec 2.6 (the library's ReplayTokenUsage). */
@@ -106,6 +110,24 @@ export interface Store {
   /** Active sessions, oldest first; optionally only one project's. */
   listActiveSessions(filter?: { projectId?: string }): Promise<SessionRecord[]>;
   countActiveSessions(filter?: { projectId?: string }): Promise<number>;
+
+  // ---- node leases: which service node runs which sessions, and whether it is still there ----
+  // Times are the database's own clock where it has one (PostgreSQL), so that nodes whose clocks
+  // disagree still agree on when a lease lapsed.
+
+  /** Takes the lease of a service node for `ttlMs` from now (again, if it had lapsed). */
+  registerNode(nodeId: string, ttlMs: number): Promise<void>;
+  /**
+   * Extends a live lease to `ttlMs` from now. False when it had lapsed or is unknown (another node
+   * may have ended its sessions already): the node must let go of every session it runs.
+   */
+  renewNode(nodeId: string, ttlMs: number): Promise<boolean>;
+  /** Whether the node's lease is live. */
+  nodeIsLive(nodeId: string): Promise<boolean>;
+  /** Ends the active sessions of every node whose lease lapsed, and forgets those nodes. */
+  reclaimLapsedNodes(): Promise<{ nodeIds: string[]; sessionIds: string[] }>;
+  /** Forgets a node (it stopped cleanly, its sessions ended). */
+  removeNode(nodeId: string): Promise<void>;
 
   appendAction(sessionId: string, action: NewReplayAction): Promise<void>;
   /** The session's replay (spec 2.3), or null when there is no such session. */
