@@ -288,6 +288,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       row("    launch: spawn -> DevTools endpoint", launch),
       row("    connect: WebSocket, attach, first page", connect),
       row("close()", close, `${closeTarget.target}: ${closeTarget.met ? "yes" : "NO"}`),
+      row("init() and a first goto() of a data: page", summarize(toFirstGoto), "orientation"),
       row("init(), own userDataDir", summarize(own.map((o) => o.initMs)), "orientation"),
       row(
         "close(), own userDataDir (clean shutdown)",
