@@ -13,6 +13,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { agentSuite } from "./agent.ts";
+import { cuaSuite } from "./cua.ts";
+import { explicitSuite } from "./explicit.ts";
 import { initSuite } from "./init.ts";
 import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
@@ -22,6 +25,7 @@ import { snapshotSuite } from "./snapshot.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
 import { renderTable, renderTargets, type SuiteOutput, type TargetCheck } from "./support/report.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
+import { viewerSuite } from "./viewer.ts";
 
 /**
  * Every suite, in the order they run. A new suite is a file in bench/ exporting a `Suite`, listed
@@ -29,7 +33,18 @@ import type { Suite, SuiteContext } from "./support/suite.ts";
  * (startDeckhand, or rememberDir for a profile it makes itself), so that the check at the end of
  * the run covers them; targets go through checkTarget() so they are printed and summed up.
  */
-const SUITES: Suite[] = [initSuite, snapshotSuite, opsSuite, remoteSuite, isolationSuite, schemaSuite];
+const SUITES: Suite[] = [
+  initSuite,
+  snapshotSuite,
+  opsSuite,
+  remoteSuite,
+  isolationSuite,
+  schemaSuite,
+  cuaSuite,
+  viewerSuite,
+  explicitSuite,
+  agentSuite,
+];
 
 interface Args {
   only: string[] | undefined;

@@ -1,11 +1,13 @@
 // A first look at Deckhand without any model: launch Chromium, open a bundled page, print what a
-// model would see (the page outline), then use the page API to add a shirt to the cart.
+// model would see (the page outline), then fill in the shop's checkout with explicit instructions,
+// which need no model: each names one element on the page, and Deckhand finds it by its role and
+// name. An instruction that does not (three "Add to cart" buttons) says that it needs a model.
 //
 // Run: npm run example   (from the repository root)
 
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Deckhand } from "deckhand";
+import { Deckhand, MissingLLMConfigurationError } from "deckhand";
 
 const page = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), "pages", "shop.html")).href;
 
@@ -28,14 +30,32 @@ try {
   const { pageText } = await dh.extract();
   console.log(pageText);
 
-  // The page API needs no model: find the blue shirt's button and click it like a user would.
+  // Three buttons are called "Add to cart": which one is a model's call (or the page API's).
+  try {
+    await dh.act("click Add to cart");
+  } catch (error) {
+    if (!(error instanceof MissingLLMConfigurationError)) throw error;
+    console.log(`\nact("click Add to cart") needs a model:\n  ${error.message.split(". ")[0]}.`);
+  }
   await dh.page.locator("xpath=//li[contains(., 'Blue shirt')]/button").click();
-  console.log(
-    `\nAfter clicking "Add to cart" for the blue shirt: ${await dh.page.locator("#cart-contents").textContent()}`,
-  );
-  console.log(
-    '\nWith a model configured, the same is one line: await dh.act("add the blue shirt to the cart")',
-  );
+  console.log(`With the page API instead: ${await dh.page.locator("#cart-contents").textContent()}`);
+
+  // Explicit instructions: no model, no key, no tokens. %email% is put in locally and never shown.
+  console.log("\nExplicit instructions, carried out without a model:");
+  const variables = { email: "ada@example.com" };
+  for (const instruction of [
+    "type 'Ada Lovelace' into the Full name field",
+    "type %email% into the Email field",
+    "select Germany from the Country dropdown",
+    "check Gift wrap",
+    "click the Place order button",
+  ]) {
+    const result = await dh.act(instruction, { variables });
+    console.log(`  ${result.success ? "ok" : "FAILED"}  ${instruction}  ->  ${result.message}`);
+  }
+  console.log(`\n${await dh.page.locator("#confirmation").textContent()}`);
+  const metrics = await dh.metrics;
+  console.log(`Model tokens used: ${metrics.totalPromptTokens + metrics.totalCompletionTokens}`);
 } finally {
   await dh.close();
 }

@@ -2,6 +2,9 @@
 // deadline and records history. The work is done by a driver (driver.ts): LocalDriver runs it in
 // this process, RemoteDriver asks the Deckhand service. The facade never branches on the mode.
 
+import type { AgentHost } from "./agent/host.ts";
+import type { AgentStreamResult } from "./agent/run.ts";
+import type { AgentConfig, AgentExecuteOptions, AgentResult } from "./agent/types.ts";
 import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
 import type { Page } from "./browser/page.ts";
@@ -20,7 +23,7 @@ import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "
 import { LocalDriver } from "./local/local-driver.ts";
 import { DeckhandLog, SecretRedactor } from "./log.ts";
 import { MetricsRecorder } from "./metrics.ts";
-import { redactVariables, registerVariables } from "./ops/variables.ts";
+import { redactVariables, registerVariables, variableValues } from "./ops/variables.ts";
 import {
   type ActOptions,
   type DeckhandOptions,
@@ -30,6 +33,7 @@ import {
   resolveOptions,
 } from "./options.ts";
 import { RemoteDriver } from "./remote/remote-driver.ts";
+import { ReportRecorder } from "./report/report-recorder.ts";
 import type {
   Action,
   ActResult,
@@ -39,6 +43,7 @@ import type {
   HistoryEntry,
   ModelConfiguration,
 } from "./types.ts";
+import { RESOLVED_WITHOUT_MODEL } from "./types.ts";
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
 
@@ -61,6 +66,8 @@ export class Deckhand {
   private closePromise: Promise<void> | undefined;
   /** Deadlines of the operations in flight (a browser that goes away aborts them). */
   private readonly running = new Set<Deadline>();
+  /** The LOCAL report (`report` option). */
+  private readonly report: ReportRecorder | undefined;
 
   constructor(options: DeckhandOptions) {
     this.options = resolveOptions(options);
@@ -72,8 +79,16 @@ export class Deckhand {
       verbose: this.options.verbose,
       logger: this.options.logger,
       disablePino: this.options.disablePino,
+      format: options.logFormat,
       redactor: this.redactor,
     });
+    if (this.options.report !== undefined) {
+      this.report = new ReportRecorder({
+        dir: this.options.report,
+        metrics: () => this.driver.metrics(),
+        redact: (text) => this.redactor.redact(text),
+      });
+    }
     this.driver =
       this.options.env === "REMOTE"
         ? new RemoteDriver(this.options, this.log)
@@ -133,7 +148,10 @@ export class Deckhand {
   }
 
   private watchPage(page: Page): void {
-    page.onNavigate = (parameters, result) => this.historyRecorder.record("navigate", parameters, result);
+    page.onNavigate = (parameters, result) => {
+      this.historyRecorder.record("navigate", parameters, result);
+      this.report?.navigated(page, { ...parameters }, { ...result });
+    };
   }
 
   /**
@@ -149,6 +167,13 @@ export class Deckhand {
     this.closePromise = (async () => {
       try {
         await this.initPromise?.catch(() => undefined);
+        if (this.report && !options.force) {
+          const file = await this.report.write().catch((error: unknown) => {
+            this.log.error("report", "the report could not be written", { error: String(error) });
+            return undefined;
+          });
+          if (file) this.log.info("report", `report written to ${file}`, { file });
+        }
         await this.driver.close(browser ?? this.browser, options.force ?? false);
       } finally {
         this.browser = undefined;
@@ -198,6 +223,29 @@ export class Deckhand {
     }
   }
 
+  /** Runs an operation, as a step of the LOCAL report when there is one. */
+  private reported<T>(
+    method: string,
+    page: Page,
+    parameters: Record<string, unknown>,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    return this.report ? this.report.run(method, page, parameters, run) : run();
+  }
+
+  /**
+   * Writes the LOCAL report now (it is also written at close()): one HTML file in the `report`
+   * directory with every operation so far and its screenshots. Resolves to the file's path.
+   */
+  async writeReport(): Promise<string> {
+    if (!this.report) {
+      throw new ServiceInvalidArgumentError(
+        'writeReport() needs the `report` option: new Deckhand({ env: "LOCAL", report: "./reports" }).',
+      );
+    }
+    return this.report.write();
+  }
+
   /** The options every driver call carries. */
   private callOptions(options: { model?: ModelConfiguration; timeout?: number; serverCache?: boolean }) {
     if (typeof options.model === "object") this.redactor.add(options.model.apiKey);
@@ -220,14 +268,23 @@ export class Deckhand {
       );
     }
     registerVariables(options.variables, this.redactor);
+    this.report?.addSecrets(variableValues(options.variables));
     const started = performance.now();
     const call = { ...this.callOptions(options), input, variables: options.variables };
-    const result = await this.underDeadline("act()", options, (deadline) =>
-      this.driver.act(page, call, deadline),
+    const result = await this.reported(
+      "act",
+      page,
+      {
+        ...(typeof input === "string" ? { instruction: input } : { action: input }),
+        options: this.recordable(options),
+      },
+      () => this.underDeadline("act()", options, (deadline) => this.driver.act(page, call, deadline)),
     );
+    const withoutModel = (result as { [RESOLVED_WITHOUT_MODEL]?: true })[RESOLVED_WITHOUT_MODEL] === true;
     this.log.info("act", result.message, {
       success: result.success,
       ms: Math.round(performance.now() - started),
+      ...(withoutModel ? { model: "none (explicit instruction, 0 tokens)" } : {}),
     });
     this.historyRecorder.record(
       "act",
@@ -235,7 +292,7 @@ export class Deckhand {
         ...(typeof input === "string" ? { instruction: input } : { action: input }),
         options: this.recordable(options),
       },
-      result,
+      withoutModel ? { ...result, resolvedWithoutModel: true } : result,
     );
     return result;
   }
@@ -251,6 +308,7 @@ export class Deckhand {
     }
     const page = await this.targetPage(options.page, "observe()");
     registerVariables(options.variables, this.redactor);
+    this.report?.addSecrets(variableValues(options.variables));
     const call = {
       ...this.callOptions(options),
       instruction: instruction as string | undefined,
@@ -258,8 +316,11 @@ export class Deckhand {
       selector: options.selector,
       ignoreSelectors: options.ignoreSelectors,
     };
-    const actions = await this.underDeadline("observe()", options, (deadline) =>
-      this.driver.observe(page, call, deadline),
+    const actions = await this.reported(
+      "observe",
+      page,
+      { instruction, options: this.recordable(options) },
+      () => this.underDeadline("observe()", options, (deadline) => this.driver.observe(page, call, deadline)),
     );
     this.historyRecorder.record("observe", { instruction, options: this.recordable(options) }, actions);
     return actions;
@@ -300,8 +361,11 @@ export class Deckhand {
       ignoreSelectors: options.ignoreSelectors,
       screenshot: options.screenshot,
     };
-    const data = await this.underDeadline("extract()", options, (deadline) =>
-      this.driver.extract(page, call, deadline),
+    const data = await this.reported(
+      "extract",
+      page,
+      { instruction: first, options: this.recordable(options) },
+      () => this.underDeadline("extract()", options, (deadline) => this.driver.extract(page, call, deadline)),
     );
     this.historyRecorder.record("extract", { instruction: first, options: this.recordable(options) }, data);
     return data;
@@ -314,11 +378,79 @@ export class Deckhand {
       selector: options.selector,
       ignoreSelectors: options.ignoreSelectors,
     };
-    const pageText = await this.underDeadline("extract()", options, (deadline) =>
-      this.driver.pageText(page, call, deadline),
+    const pageText = await this.reported("extract", page, { options: this.recordable(options) }, () =>
+      this.underDeadline("extract()", options, (deadline) => this.driver.pageText(page, call, deadline)),
     );
     const result = { pageText };
     this.historyRecorder.record("extract", { options: this.recordable(options) }, result);
+    return result;
+  }
+
+  // ---------- the agent ----------
+
+  /**
+   * An agent for autonomous multi-step tasks: `dh.agent(config).execute(instruction)`. Its own
+   * model calls count under the `agent*` metrics; the act/extract calls its tools make count
+   * under theirs and appear in the history.
+   */
+  agent(config: AgentConfig & { stream: true }): DeckhandAgent<AgentStreamResult>;
+  agent(config?: AgentConfig): DeckhandAgent<AgentResult>;
+  agent(config: AgentConfig = {}): DeckhandAgent<AgentResult> | DeckhandAgent<AgentStreamResult> {
+    if (config === null || typeof config !== "object")
+      throw new ServiceInvalidArgumentError("agent() takes a configuration object (or nothing).");
+    return new DeckhandAgent<AgentResult>(config, (options) => this.agentExecute(config, options));
+  }
+
+  /** The instance as the agent's tools use it: its public act and extract, its log, secrets, metrics. */
+  private agentHost(): AgentHost {
+    return {
+      act: (input, options) => this.act(input, options),
+      extract: (instruction, schema, options) =>
+        schema ? this.extract(instruction, schema, options) : this.extract(instruction, options),
+      log: this.log,
+      redactor: this.redactor,
+      metrics: this.metricsRecorder,
+      defaultModel: this.options.model,
+      cacheStore: undefined,
+      domSettleTimeout: this.options.domSettleTimeout,
+    };
+  }
+
+  private async agentExecute(
+    config: AgentConfig,
+    options: AgentExecuteOptions,
+  ): Promise<AgentResult | AgentStreamResult> {
+    const page = await this.targetPage(options.page, "agent().execute()");
+    registerVariables(options.variables, this.redactor);
+    if (typeof config.model === "object") this.redactor.add(config.model.apiKey);
+    if (typeof config.executionModel === "object") this.redactor.add(config.executionModel.apiKey);
+    const call = { config, options, host: this.agentHost() };
+    const started = performance.now();
+    if (config.stream) {
+      // The stream outlives this call: its deadline ends when its result does.
+      const deadline = Deadline.start("agent().execute()", { signal: options.signal });
+      this.running.add(deadline);
+      const end = () => {
+        this.running.delete(deadline);
+        deadline.dispose();
+      };
+      try {
+        const streamed = (await this.driver.agentExecute(page, call, deadline)) as AgentStreamResult;
+        streamed.result.then(end, end);
+        return streamed;
+      } catch (error) {
+        end();
+        throw error;
+      }
+    }
+    const result = (await this.underDeadline("agent().execute()", { signal: options.signal }, (deadline) =>
+      this.driver.agentExecute(page, call, deadline),
+    )) as AgentResult;
+    this.log.info("agent", result.message, {
+      success: result.success,
+      steps: result.actions.length,
+      ms: Math.round(performance.now() - started),
+    });
     return result;
   }
 
@@ -400,6 +532,43 @@ export class Deckhand {
   /** Every act, extract, observe and navigation, in call order. */
   get history(): Promise<readonly HistoryEntry[]> {
     return Promise.resolve(this.historyRecorder.list());
+  }
+}
+
+/** What `dh.agent(config)` gives: `execute(instruction | options)`. */
+export class DeckhandAgent<R extends AgentResult | AgentStreamResult = AgentResult> {
+  readonly config: AgentConfig;
+  private readonly run: (options: AgentExecuteOptions) => Promise<AgentResult | AgentStreamResult>;
+
+  /** @internal */
+  constructor(
+    config: AgentConfig,
+    run: (options: AgentExecuteOptions) => Promise<AgentResult | AgentStreamResult>,
+  ) {
+    this.config = config;
+    this.run = run;
+  }
+
+  /**
+   * Runs the task until the agent calls done, is stuck, or uses maxSteps. An error inside the run
+   * is a result with success: false; an abort (signal) rejects with a typed error. With
+   * `stream: true` in the config: the AI SDK stream result plus a `result` promise.
+   */
+  execute(instructionOrOptions: string | AgentExecuteOptions): Promise<R> {
+    const options =
+      typeof instructionOrOptions === "string" ? { instruction: instructionOrOptions } : instructionOrOptions;
+    if (
+      !options ||
+      typeof options !== "object" ||
+      typeof options.instruction !== "string" ||
+      !options.instruction.trim()
+    )
+      return Promise.reject(
+        new ServiceInvalidArgumentError(
+          'agent().execute() needs an instruction: execute("...") or execute({ instruction: "..." }).',
+        ),
+      );
+    return this.run(options) as Promise<R>;
   }
 }
 

@@ -3,6 +3,9 @@
 // driver (remote/) asks the Deckhand service. The facade (deckhand.ts) checks arguments, registers
 // variables, applies the deadline and records history, and never branches on the mode.
 
+import type { AgentHost } from "./agent/host.ts";
+import type { AgentStreamResult } from "./agent/run.ts";
+import type { AgentConfig, AgentExecuteOptions, AgentResult } from "./agent/types.ts";
 import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
 import type { Page } from "./browser/page.ts";
@@ -45,6 +48,13 @@ export interface PageTextCall extends CallOptions {
   ignoreSelectors?: string[];
 }
 
+export interface AgentCall {
+  config: AgentConfig;
+  options: AgentExecuteOptions;
+  /** The instance's own act/extract, log, secrets and metrics: what the agent's tools use (LOCAL). */
+  host: AgentHost;
+}
+
 /** The remote session a driver works in (REMOTE only). */
 export interface SessionInfo {
   sessionId: string | undefined;
@@ -60,6 +70,8 @@ export interface Driver {
   act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult>;
   observe(page: Page, call: ObserveCall, deadline: Deadline): Promise<Action[]>;
   extract(page: Page, call: ExtractCall, deadline: Deadline): Promise<unknown>;
+  /** Runs an agent task: LOCAL in this process, REMOTE on the service. */
+  agentExecute(page: Page, call: AgentCall, deadline: Deadline): Promise<AgentResult | AgentStreamResult>;
   /** The page's outline, with no model call. */
   pageText(page: Page, call: PageTextCall, deadline: Deadline): Promise<string>;
   metrics(): Promise<DeckhandMetrics>;

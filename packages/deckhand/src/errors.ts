@@ -31,6 +31,8 @@ export type FailureReason =
   | "not-applied"
   /** Selectors and frames. */
   | "invalid-selector"
+  /** A strict locator's selector matches more than one element. */
+  | "strict-mode-violation"
   | "shadow-root-missing"
   | "not-a-frame"
   | "frame-not-ready"

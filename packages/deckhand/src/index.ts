@@ -1,5 +1,24 @@
 // The public API of the deckhand package.
 
+export { COMPUTER_USE_MODELS, supportsComputerUse } from "./agent/cua/index.ts";
+export {
+  type AgentStreamResult,
+  compactMessages,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_TOOL_TIMEOUT_MS,
+} from "./agent/run.ts";
+export type {
+  AgentAction,
+  AgentCallbacks,
+  AgentConfig,
+  AgentExecuteOptions,
+  AgentIntegration,
+  AgentMode,
+  AgentResult,
+  AgentStepEvent,
+  AgentUsage,
+  McpClientLike,
+} from "./agent/types.ts";
 export { Browser, type BrowserOptions, type ContextOptions } from "./browser/browser.ts";
 export { CdpChannel, type CdpChannelEvent, type CdpChannelListener } from "./browser/cdp/channel.ts";
 export {
@@ -10,17 +29,30 @@ export {
 } from "./browser/cdp/transport.ts";
 export { chromeSearchPaths, findChrome } from "./browser/chrome-path.ts";
 export { Context } from "./browser/context.ts";
+export type { ClearCookiesOptions, Cookie, CookieParam } from "./browser/cookies.ts";
 export { Frame } from "./browser/frame.ts";
 export type { ElementState } from "./browser/injected/dom-runtime.ts";
 export type { ClickOptions, MouseButton } from "./browser/input.ts";
 export {
+  buildChromeArgs,
   type ChromeLaunchOptions,
   DEFAULT_ARGS,
+  DEFAULT_VIEWPORT,
   type LaunchedChrome,
   launchChrome,
 } from "./browser/launch.ts";
-export { type FilePayload, Locator, type TimeoutOption } from "./browser/locator.ts";
-export { type GotoOptions, Page, type ScreenshotOptions, type WaitUntil } from "./browser/page.ts";
+export { type FilePayload, Locator, type LocatorOptions, type TimeoutOption } from "./browser/locator.ts";
+export {
+  ConsoleMessage,
+  Dialog,
+  type GotoOptions,
+  type InitScript,
+  Page,
+  type PageEventMap,
+  type PageEventName,
+  type ScreenshotOptions,
+  type WaitUntil,
+} from "./browser/page.ts";
 export { type AnyPage, resolvePage } from "./browser/third-party.ts";
 export {
   ActionCache,
@@ -29,7 +61,7 @@ export {
   type CacheEntry,
   FileActionCacheStore,
 } from "./cache/action-cache.ts";
-export { Deckhand } from "./deckhand.ts";
+export { Deckhand, DeckhandAgent } from "./deckhand.ts";
 export * from "./errors.ts";
 export type {
   JSONSchema,
@@ -40,6 +72,7 @@ export type {
   LLMResponse,
   LLMUsage,
 } from "./llm/client.ts";
+export { legacyModelName, legacyModelWarning } from "./llm/legacy-models.ts";
 export { DEFAULT_MODEL_NAME, parseModelName } from "./llm/resolve-model.ts";
 export {
   checkJsonSchemaLimits,
@@ -48,7 +81,22 @@ export {
   type JsonSchemaLimitName,
   type JsonSchemaLimits,
 } from "./llm/schema-limits.ts";
-export { DeckhandLog, MIN_SUBSTRING_SECRET, MIN_TEXT_SECRET, SecretRedactor } from "./log.ts";
+export {
+  type ScriptedActAnswer,
+  type ScriptedExtractAnswer,
+  ScriptedLLMClient,
+  type ScriptedObserveAnswer,
+  type ScriptedQuestion,
+} from "./llm/scripted-client.ts";
+export {
+  DeckhandLog,
+  formatLogLine,
+  MIN_SUBSTRING_SECRET,
+  MIN_TEXT_SECRET,
+  SecretRedactor,
+  type Severity,
+} from "./log.ts";
+export { createMcpServer, toCallResult } from "./mcp/server.ts";
 export { MetricsRecorder } from "./metrics.ts";
 export { variableValue, variableValues } from "./ops/variables.ts";
 export type {
@@ -62,11 +110,31 @@ export type {
   SessionCreateParams,
 } from "./options.ts";
 export {
+  escapeHtml,
+  groupByPage,
+  type ReportStep,
+  renderSessionReport,
+  reportCsp,
+  type SessionReportData,
+  stepFailure,
+  stepInstruction,
+} from "./report/session-report.ts";
+export { captureStepScreenshot, type StepScreenshotSettings } from "./report/step-screenshot.ts";
+export {
   DEFAULT_TOKEN_BUDGET,
   type ElementRef,
   Snapshot,
   type SnapshotOptions,
   takeSnapshot,
 } from "./snapshot/snapshot.ts";
+export {
+  clipToTokens,
+  DEFAULT_TEXT_TOKENS,
+  TOOLS,
+  type ToolDefinition,
+  type ToolOutput,
+  type ToolResult,
+  toolNamed,
+} from "./tools/definitions.ts";
 export type * from "./types.ts";
 export { actionOnTheWire, actResultOnTheWire } from "./wire.ts";

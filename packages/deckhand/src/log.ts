@@ -132,10 +132,45 @@ export interface LogOptions {
   verbose?: 0 | 1 | 2;
   logger?: Logger;
   disablePino?: boolean;
+  /** The default logger's format (see DeckhandOptions.logFormat); DECKHAND_LOG_FORMAT when unset. */
+  format?: "auto" | "pretty" | "json";
   redactor?: SecretRedactor;
 }
 
-type Severity = "error" | "warn" | "info" | "debug";
+const LEVEL_NAMES: Record<Severity, string> = {
+  error: "ERROR",
+  warn: "WARN ",
+  info: "INFO ",
+  debug: "DEBUG",
+};
+const LEVEL_COLORS: Record<Severity, string> = { error: "31", warn: "33", info: "36", debug: "90" };
+
+/** An auxiliary value as it reads in a line: plain when it can be, quoted when it has spaces. */
+function auxText(value: AuxValue): string {
+  const text = value.value.length > 160 ? `${value.value.slice(0, 157)}...` : value.value;
+  return value.type === "string" && /[\s"=]/.test(text) ? JSON.stringify(text) : text;
+}
+
+/**
+ * One log line as a person reads it: time, level, category, message, and the auxiliary fields as
+ * key=value. With `color`, the level and the details are tinted (ANSI) for a terminal.
+ */
+export function formatLogLine(line: LogLine, severity: Severity, color = false): string {
+  const time = line.timestamp.slice(11, 23);
+  const tint = (code: string, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
+  const aux = Object.entries(line.auxiliary ?? {})
+    .map(([key, value]) => `${key}=${auxText(value)}`)
+    .join(" ");
+  return `${tint("90", time)} ${tint(LEVEL_COLORS[severity], LEVEL_NAMES[severity])} ${tint("1", `[${line.category}]`)} ${line.message}${aux ? `  ${tint("90", aux)}` : ""}`;
+}
+
+function resolveFormat(format: LogOptions["format"]): "pretty" | "json" {
+  const wanted = format ?? (process.env.DECKHAND_LOG_FORMAT as LogOptions["format"] | undefined) ?? "auto";
+  if (wanted === "pretty" || wanted === "json") return wanted;
+  return process.stderr.isTTY ? "pretty" : "json";
+}
+
+export type Severity = "error" | "warn" | "info" | "debug";
 
 /**
  * Lines at or below `verbose` are delivered. With a `logger`, the caller's function is the backend;
@@ -146,13 +181,16 @@ export class DeckhandLog {
   readonly redactor: SecretRedactor;
   private readonly sink: Logger | undefined;
   private readonly pinoLogger: pino.Logger | undefined;
+  /** Readable lines to stderr (the default logger on a terminal, or when asked). */
+  private readonly pretty: { color: boolean } | undefined;
 
   constructor(options: LogOptions = {}) {
     this.verbose = options.verbose ?? 1;
     this.redactor = options.redactor ?? new SecretRedactor();
     this.sink = options.logger;
     if (!this.sink && !options.disablePino) {
-      this.pinoLogger = pino({ level: "debug", base: null }, pino.destination({ dest: 2, sync: true }));
+      if (resolveFormat(options.format) === "pretty") this.pretty = { color: process.stderr.isTTY === true };
+      else this.pinoLogger = pino({ level: "debug", base: null }, pino.destination({ dest: 2, sync: true }));
     }
   }
 
@@ -174,7 +212,10 @@ export class DeckhandLog {
 
   /** Whether a line of this level would be delivered (skip building expensive messages otherwise). */
   enabled(level: 0 | 1 | 2): boolean {
-    return level <= this.verbose && (this.sink !== undefined || this.pinoLogger !== undefined);
+    return (
+      level <= this.verbose &&
+      (this.sink !== undefined || this.pinoLogger !== undefined || this.pretty !== undefined)
+    );
   }
 
   private emit(
@@ -198,6 +239,10 @@ export class DeckhandLog {
       } catch {
         // A faulty user logger must not break the operation that logged.
       }
+      return;
+    }
+    if (this.pretty) {
+      process.stderr.write(`${formatLogLine(line, severity, this.pretty.color)}\n`);
       return;
     }
     this.pinoLogger?.[severity]({ category: line.category, auxiliary: line.auxiliary }, line.message);

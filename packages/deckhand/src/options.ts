@@ -50,7 +50,8 @@ export interface SessionCreateParams {
 }
 
 export interface DeckhandOptions {
-  env: "LOCAL" | "REMOTE";
+  /** `"BROWSERBASE"` is accepted as the reference library's name for `"REMOTE"`. */
+  env: "LOCAL" | "REMOTE" | "BROWSERBASE";
   /** Platform API key (REMOTE); also read from PLATFORM_API_KEY. */
   apiKey?: string;
   /** Address of the Deckhand service (REMOTE); also read from PLATFORM_API_URL. */
@@ -67,6 +68,12 @@ export interface DeckhandOptions {
   llmClient?: LLMClient;
   systemPrompt?: string;
   selfHeal?: boolean;
+  /**
+   * Carry out explicit instructions ("click the Sign in button", "type %email% into the Email
+   * field") without a model when exactly one visible element fits. Default true; false sends every
+   * act instruction to the model.
+   */
+  explicitInstructions?: boolean;
   experimental?: boolean;
   /** Milliseconds to wait for the DOM to settle before an operation. Default 30000. */
   domSettleTimeout?: number;
@@ -77,11 +84,23 @@ export interface DeckhandOptions {
    * `get(key)` and `put(key, entry)` (a Redis hash, a database table). LOCAL only.
    */
   actionCache?: ActionCacheStore;
+  /**
+   * LOCAL only: a directory where the run's report is written, one self-contained HTML file (every
+   * operation with its result, tokens and screenshots) at close() and on writeReport(). REMOTE
+   * sessions have theirs at `sessionUrl`.
+   */
+  report?: string;
   keepAlive?: boolean;
   serverCache?: boolean;
   verbose?: 0 | 1 | 2;
   logInferenceToFile?: boolean;
   disablePino?: boolean;
+  /**
+   * How the default logger (no `logger`, pino not disabled) writes to stderr: `"pretty"` readable
+   * lines, `"json"` JSON lines, `"auto"` (default) readable on a terminal and JSON otherwise. The
+   * environment variable DECKHAND_LOG_FORMAT sets it when the option is not given.
+   */
+  logFormat?: "auto" | "pretty" | "json";
   logger?: Logger;
 }
 
@@ -166,7 +185,9 @@ const sessionCreateParams = z.looseObject({
 });
 
 const deckhandOptions = z.looseObject({
-  env: z.enum(["LOCAL", "REMOTE"], { error: 'must be "LOCAL" or "REMOTE"' }),
+  env: z.enum(["LOCAL", "REMOTE", "BROWSERBASE"], {
+    error: 'must be "LOCAL" or "REMOTE" ("BROWSERBASE" is taken as REMOTE)',
+  }),
   apiKey: z.string().min(1).optional(),
   apiUrl: z.url().optional(),
   sessionId: z.string().min(1).optional(),
@@ -184,9 +205,11 @@ const deckhandOptions = z.looseObject({
     .optional(),
   systemPrompt: z.string().optional(),
   selfHeal: z.boolean().optional(),
+  explicitInstructions: z.boolean().optional(),
   experimental: z.boolean().optional(),
   domSettleTimeout: z.number().min(0).optional(),
   cacheDir: z.string().min(1).optional(),
+  report: z.string().min(1, { error: "must be a directory path" }).optional(),
   actionCache: z
     .custom<object>(
       (v) =>
@@ -202,12 +225,15 @@ const deckhandOptions = z.looseObject({
   verbose: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: "must be 0, 1 or 2" }).optional(),
   logInferenceToFile: z.boolean().optional(),
   disablePino: z.boolean().optional(),
+  logFormat: z.enum(["auto", "pretty", "json"]).optional(),
   logger: z.custom<(line: unknown) => void>((v) => typeof v === "function", "must be a function").optional(),
 });
 
 /** Validated options with the aliases folded into their neutral names. */
-export type ResolvedOptions = DeckhandOptions & {
+export type ResolvedOptions = Omit<DeckhandOptions, "env"> & {
+  env: "LOCAL" | "REMOTE";
   selfHeal: boolean;
+  explicitInstructions: boolean;
   domSettleTimeout: number;
   verbose: 0 | 1 | 2;
   keepAlive: boolean;
@@ -237,12 +263,21 @@ export function resolveOptions(input: unknown): ResolvedOptions {
       "cannot be given together with cacheDir: both say where the action cache lives. Keep one of them.",
     );
   }
+  if (options.report !== undefined && options.env === "REMOTE") {
+    throw new ServiceEnvironmentError(
+      "report",
+      "is for LOCAL runs: a REMOTE session's report is the page at its sessionUrl (deckhand.sessionUrl).",
+    );
+  }
   const createParams = options.sessionCreateParams ?? options.browserbaseSessionCreateParams;
   return {
     ...options,
+    // The reference library's name for the remote environment; Deckhand's REMOTE is its service.
+    env: options.env === "BROWSERBASE" ? "REMOTE" : options.env,
     sessionId: options.sessionId ?? options.browserbaseSessionID,
     sessionCreateParams: createParams,
     selfHeal: options.selfHeal ?? true,
+    explicitInstructions: options.explicitInstructions ?? true,
     domSettleTimeout: options.domSettleTimeout ?? 30_000,
     verbose: options.verbose ?? 1,
     keepAlive: options.keepAlive ?? createParams?.keepAlive ?? false,

@@ -131,3 +131,9 @@ export interface SessionReplay {
   /** The x-language header the session was started with. */
   clientLanguage?: string;
 }
+
+/**
+ * @internal Set on an ActResult carried out without a model (an explicit instruction): the facade
+ * records `resolvedWithoutModel: true` with it in the history. Not sent anywhere.
+ */
+export const RESOLVED_WITHOUT_MODEL: unique symbol = Symbol("deckhand.resolvedWithoutModel");

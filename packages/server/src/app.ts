@@ -14,6 +14,7 @@ import {
   defaultMaxSessionsPerProject,
 } from "./defaults.ts";
 import { handleClientError, handleFrameworkError, installErrorHandling } from "./error-handler.ts";
+import { installHeaderAliases } from "./header-aliases.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { RevocationWatch } from "./key-revocation.ts";
 import { createLogger } from "./logger.ts";
@@ -23,6 +24,7 @@ import { registerRoutes } from "./routes/index.ts";
 import { installSecrets } from "./secrets.ts";
 import { InflightOperations, installShutdown } from "./shutdown.ts";
 import type { Store } from "./store/store.ts";
+import { type LinkLifetimes, SessionLinks } from "./viewer/session-links.ts";
 
 export interface AppOptions {
   store: Store;
@@ -51,6 +53,8 @@ export interface AppOptions {
    * started under it, and requests for another live node's sessions answer 409 SESSION_ELSEWHERE.
    */
   nodeId?: string;
+  /** How long signed session links (sessionUrl, debugUrl, cdpUrl) work; see viewer/session-links.ts. */
+  linkLifetimes?: Partial<LinkLifetimes>;
 }
 
 export interface ServiceConfig {
@@ -70,6 +74,8 @@ declare module "fastify" {
       revocations: RevocationWatch;
       /** The operations running now; answered and stopped at shutdown (see shutdown.ts). */
       inflight: InflightOperations;
+      /** Signs and checks the session links (sessionUrl, debugUrl, cdpUrl). */
+      links: SessionLinks;
     };
   }
 }
@@ -101,13 +107,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const verifier = new KeyVerifier(options.store, options.operatorKeys);
   const revocations = new RevocationWatch(options.store, { log: app.log });
   const inflight = new InflightOperations();
-  app.decorate("deckhand", { store: options.store, config, verifier, revocations, inflight });
+  const links = await SessionLinks.create(options.store, verifier, options.linkLifetimes);
+  app.decorate("deckhand", { store: options.store, config, verifier, revocations, inflight, links });
   app.addHook("onClose", (_instance, done) => {
     revocations.stop();
     done();
   });
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
+  // Before secrets and auth: they read the spec's header names only.
+  installHeaderAliases(app);
   installSecrets(app);
   installShutdown(app, inflight, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   installAuth(app, verifier);

@@ -36,6 +36,16 @@ export class KeyVerifier {
   async verify(key: string): Promise<KeyIdentity | null> {
     return this.operatorKeys.verify(key) ?? (await this.store.verifyKey(key));
   }
+
+  /**
+   * Whether the key with this id may still be used: an operator key still configured, or a stored
+   * key not revoked. (For what a key made earlier, such as a signed session link.)
+   */
+  async isLive(keyId: string): Promise<boolean> {
+    if (this.operatorKeys.hasKeyId(keyId)) return true;
+    if (keyId.startsWith("operator_")) return false;
+    return (await this.store.revokedKeyIds([keyId])).length === 0;
+  }
 }
 
 function isV1(url: string): boolean {

@@ -32,6 +32,15 @@ function serializeRequest(request: FastifyRequest) {
   return { method: request.method, url, remoteAddress: request.ip, headers };
 }
 
+/**
+ * The response part of an access log line. Fastify logs its reply object, not Node's response:
+ * pino's standard serializer reads `headersSent` from it, finds none, and writes `statusCode:
+ * null`. The status is the reply's (or, for a hijacked reply, the raw response's).
+ */
+function serializeResponse(reply: { statusCode?: number; raw?: { statusCode?: number } }) {
+  return { statusCode: reply.raw?.statusCode ?? reply.statusCode ?? null };
+}
+
 export function createLogger(options: LoggerOptions = {}): pino.Logger {
   return pino(
     {
@@ -42,16 +51,18 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
         paths: [
           'req.headers["x-platform-api-key"]',
           'req.headers["x-model-api-key"]',
+          'req.headers["x-bb-api-key"]',
           "req.headers.authorization",
           'headers["x-platform-api-key"]',
           'headers["x-model-api-key"]',
+          'headers["x-bb-api-key"]',
           "headers.authorization",
         ],
         censor: REDACTED,
       },
       formatters: { log: (object) => redactSecrets(object) },
       hooks: { streamWrite: (line) => LIVE_SECRETS.redact(line) },
-      serializers: { req: serializeRequest, res: pino.stdSerializers.res, err: pino.stdSerializers.err },
+      serializers: { req: serializeRequest, res: serializeResponse, err: pino.stdSerializers.err },
     },
     options.destination ?? pino.destination({ dest: 1, sync: false }),
   );

@@ -190,7 +190,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
 const MODEL_FIELD = /^(model|executionModel)$/;
 const MODEL_NOT_SECRET = new Set(["modelName", "provider", "baseURL"]);
 const PASSWORD_FIELD = /^(password|passphrase|secret|client[-_]?secret|api[-_]?key)$/i;
-const KEY_HEADERS = ["x-platform-api-key", "x-model-api-key", "authorization", "proxy-authorization"];
+const KEY_HEADERS = [
+  "x-platform-api-key",
+  "x-bb-api-key",
+  "x-model-api-key",
+  "authorization",
+  "proxy-authorization",
+];
 
 /** Every string inside `value` (numbers and booleans are settings, never keys). */
 function leaves(value: unknown, into: SecretSet, depth = 0): void {

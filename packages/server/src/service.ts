@@ -12,10 +12,14 @@ import {
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
 } from "./defaults.ts";
 import { createLogger } from "./logger.ts";
+import { installMcp } from "./mcp.ts";
 import { createSessionHandlers } from "./operations/session-handlers.ts";
 import { ANYWHERE, type EgressPolicy } from "./policy/egress.ts";
 import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
 import { SessionManager } from "./sessions/session-manager.ts";
+import { DevToolsFrontend } from "./viewer/devtools-frontend.ts";
+import { registerViewer } from "./viewer/routes.ts";
+import { type StepScreenshotOptions, StepScreenshots } from "./viewer/step-screenshots.ts";
 
 export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
   /**
@@ -53,6 +57,8 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
   nodeId?: string;
   /** Milliseconds this node's lease lasts unless renewed (every third of it). Default 15 s. */
   nodeLeaseMs?: number;
+  /** The screenshot of every step (quality, size, retention; `enabled: false` takes none). */
+  screenshots?: StepScreenshotOptions;
 }
 
 export interface Service {
@@ -85,7 +91,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...(options.maxTabsPerSession !== undefined ? { maxTabsPerSession: options.maxTabsPerSession } : {}),
     ownPort,
   });
+  const screenshots =
+    options.screenshots?.enabled === false
+      ? undefined
+      : new StepScreenshots(options.store, logger, options.screenshots);
   const handlers = createSessionHandlers({
+    screenshots,
     sessions,
     store: options.store,
     log: logger,
@@ -100,16 +111,31 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     await sessions.close();
     throw error;
   }
+  registerViewer(app, {
+    store: options.store,
+    links: app.deckhand.links,
+    sessions,
+    devtools: new DevToolsFrontend({
+      log: logger,
+      ...(options.browsers?.headless !== undefined ? { headless: options.browsers.headless } : {}),
+      ...(options.browsers?.executablePath ? { executablePath: options.browsers.executablePath } : {}),
+      ...(options.browsers?.args ? { args: options.browsers.args } : {}),
+    }),
+  });
   installCdpProxy(app, {
     store: options.store,
     verifier: app.deckhand.verifier,
     revocations: app.deckhand.revocations,
+    links: app.deckhand.links,
     sessions,
     ...(options.cdpMaxMessageBytes !== undefined ? { maxMessageBytes: options.cdpMaxMessageBytes } : {}),
   });
+  installMcp(app, { verifier: app.deckhand.verifier, idleTimeoutMs: idleTimeoutMs });
   app.addHook("onClose", async () => {
+    screenshots?.stop();
     await sessions.close();
   });
+  screenshots?.startPruning();
   const service = app;
   await sessions.sweepOrphans({
     all: !sharedStore,

@@ -1,10 +1,14 @@
 // One way to run an operation for both kinds of client: a plain JSON answer, or Server-Sent Events
 // when the client asked for a stream (`x-stream-response: true` or `streamResponse: true`).
 //
-// A stream is `data: {json}\n\n` blocks (no `event:` line), each `{ type, id, data }`: system
-// `starting`, `connected`, `running`, then log events while the operation runs, then system
-// `finished` (with `result`, what `data.result` of the JSON answer would be) or `error`, and the
-// response ends. Either way, a client that goes away aborts `signal`, so the operation can stop.
+// A stream is blocks of one `data: {json}` line, each `{ type, id, data }`: system `starting`,
+// `connected`, `running`, then log events (`message` is the log line object: category, message,
+// level, auxiliary) while the operation runs, then system `finished` (with `result`, what
+// `data.result` of the JSON answer would be, and `actionId`) or `error`, and the response ends.
+// The reference's TypeScript client skips any block that does not start with `data: `, so plain
+// blocks are the default; its generated SDKs in other languages (recognised by their headers, see
+// sdkExpectsEventNames) read an `event: <status>` line first, and get one. Either way, a client
+// that goes away aborts `signal`, so the operation can stop.
 
 import { randomUUID } from "node:crypto";
 import { ServiceCancelledError } from "deckhand";
@@ -12,22 +16,57 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { errorForLog, toPublicError } from "./error-handler.ts";
 import type { ApiError } from "./errors.ts";
 import type { ErrorDetails } from "./schemas/common.ts";
-import type { StreamEvent, SystemEventStatus } from "./schemas/stream-events.ts";
+import type { StreamEvent, StreamLogLine, SystemEventStatus } from "./schemas/stream-events.ts";
 import { secretsOf } from "./secrets.ts";
 
 export interface OperationControls {
-  /** Reports progress: a log event to a streaming client, a debug line in the service log. */
-  log(message: string): void;
+  /**
+   * Reports progress: a log event to a streaming client, a debug line in the service log. A plain
+   * message becomes a line of category "deckhand" at level 1.
+   */
+  log(message: string | StreamLogLine): void;
   /** Aborted (with a ServiceCancelledError) when the client disconnects before the answer is complete. */
   signal: AbortSignal;
   /** Whether the answer is being streamed. */
   streaming: boolean;
 }
 
-/** What an operation returns: the `data` of the JSON answer; `result` is what a stream's `finished` carries. */
+/**
+ * What an operation returns: the `data` of the JSON answer; a stream's `finished` carries its
+ * `result`, `actionId` and `cacheStatus`.
+ */
 export interface OperationData {
   result: unknown;
+  actionId?: string | undefined;
+  cacheStatus?: "HIT" | "MISS" | undefined;
 }
+
+/** The log line of a plain message. */
+export function logLineOf(message: string | StreamLogLine): StreamLogLine {
+  return typeof message === "string" ? { category: "deckhand", message, level: 1 } : message;
+}
+
+/**
+ * Whether the client is one of the reference's generated SDKs (Python, Go, Java, ...), which read
+ * `event:` lines: they say their language in `x-language` / `x-stainless-lang` or their user agent,
+ * and a version in `x-sdk-version` / `x-stainless-package-version`. The reference's own TypeScript
+ * client (x-language: typescript) and Deckhand's read `data:` lines only.
+ */
+export function sdkExpectsEventNames(request: FastifyRequest): boolean {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return typeof value === "string" ? value.toLowerCase() : "";
+  };
+  if (header("x-stainless-lang") !== "" || header("x-stainless-package-version") !== "") return true;
+  const language = header("x-language");
+  if (language !== "" && language !== "typescript" && language !== "javascript") {
+    return header("x-sdk-version") !== "" || GENERATED_SDK_AGENT.test(header("user-agent"));
+  }
+  return GENERATED_SDK_AGENT.test(header("user-agent"));
+}
+
+/** User agents of the reference's generated SDKs ("Stagehand/Python 3.0.1", "stagehand-go/1.2"). */
+const GENERATED_SDK_AGENT = /\bstagehand[-/ ]?(python|go|java|kotlin|ruby|php|csharp|dotnet)\b/i;
 
 /** Whether the client asked for Server-Sent Events. */
 export function wantsStream(request: FastifyRequest): boolean {
@@ -78,13 +117,22 @@ function track(
   };
 }
 
-function frame(event: StreamEvent): string {
-  return `data: ${JSON.stringify(event)}\n\n`;
+/** One event's block; with `named`, an `event: <status>` line before it (a log event's is `running`). */
+function frame(event: StreamEvent, named: boolean): string {
+  const data = `data: ${JSON.stringify(event)}\n\n`;
+  return named ? `event: ${event.data.status}\n${data}` : data;
 }
 
 function systemEvent(
   status: SystemEventStatus,
-  extra: { result?: unknown; error?: string; code?: string; details?: ErrorDetails } = {},
+  extra: {
+    result?: unknown;
+    actionId?: string;
+    cacheStatus?: "HIT" | "MISS";
+    error?: string;
+    code?: string;
+    details?: ErrorDetails;
+  } = {},
 ): StreamEvent {
   return { type: "system", id: randomUUID(), data: { status, ...extra } };
 }
@@ -105,7 +153,7 @@ export async function runOperation<D extends OperationData>(
   });
   try {
     const data = await operation({
-      log: (message) => request.log.debug({ operationLog: message }, "operation log"),
+      log: (message) => request.log.debug({ operationLog: logLineOf(message) }, "operation log"),
       signal,
       streaming: false,
     });
@@ -118,6 +166,11 @@ export async function runOperation<D extends OperationData>(
   }
 }
 
+function cacheEntryOf(data: OperationData): { cacheEntry?: unknown } {
+  const entry = (data as { cacheEntry?: unknown }).cacheEntry;
+  return entry === undefined ? {} : { cacheEntry: entry };
+}
+
 async function streamOperation<D extends OperationData>(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -125,8 +178,9 @@ async function streamOperation<D extends OperationData>(
 ): Promise<void> {
   const started = performance.now();
   const res = reply.raw;
+  const named = sdkExpectsEventNames(request);
   const send = (event: StreamEvent) => {
-    if (!res.writableEnded && !res.destroyed) res.write(frame(event));
+    if (!res.writableEnded && !res.destroyed) res.write(frame(event, named));
   };
   let outcome = "finished";
   // At shutdown the client gets the stream's final event at once, whatever the operation does next.
@@ -151,12 +205,22 @@ async function streamOperation<D extends OperationData>(
   send(systemEvent("running"));
   try {
     const data = await operation({
-      log: (message) => send({ type: "log", id: randomUUID(), data: { status: "running", message } }),
+      log: (message) =>
+        send({ type: "log", id: randomUUID(), data: { status: "running", message: logLineOf(message) } }),
       signal,
       streaming: true,
     });
     if (signal.aborted) outcome = outcome === "finished" ? "cancelled" : outcome;
-    else send(systemEvent("finished", { result: data.result }));
+    // agentExecute with shouldCache: the recorded run goes with the result.
+    else
+      send(
+        systemEvent("finished", {
+          result: data.result,
+          ...(data.actionId !== undefined ? { actionId: data.actionId } : {}),
+          ...(data.cacheStatus !== undefined ? { cacheStatus: data.cacheStatus } : {}),
+          ...cacheEntryOf(data),
+        }),
+      );
   } catch (error) {
     if (signal.aborted) {
       outcome = outcome === "finished" ? "cancelled" : outcome;

@@ -147,6 +147,18 @@ describe("deckhand-server", () => {
     expect(stderr).toContain("--port must be a whole number from 0 to 65535");
   });
 
+  it("reads --screenshot-retention in days (0: no screenshots), and refuses what is not one", () => {
+    const days = (argv: string[]) =>
+      (parseCommand(argv, {}) as { screenshotRetentionDays?: number }).screenshotRetentionDays;
+    expect(days([])).toBeUndefined();
+    expect(days(["--screenshot-retention", "30"])).toBe(30);
+    expect(days(["--screenshot-retention=0"])).toBe(0);
+    expect(() => parseCommand(["--screenshot-retention=-1"], {})).toThrow(/--screenshot-retention must be/);
+    expect(() => parseCommand(["--screenshot-retention", "a week"], {})).toThrow(
+      /--screenshot-retention must be/,
+    );
+  });
+
   it("reads --cdp-url-hosts and --model-base-url-hosts (or their variables), with safe defaults beyond loopback", () => {
     const hosts = (command: ReturnType<typeof parseCommand>, key: "cdpUrlHosts" | "modelBaseUrlHosts") =>
       (command as unknown as Record<string, { text: string }>)[key]?.text;
@@ -266,7 +278,9 @@ describe("deckhand-server", () => {
     const start = await fetch(`${again.url}/v1/sessions/start`, { method: "POST", headers, body: "{}" });
     expect(start.status).toBe(200);
     const { sessionId, cdpUrl } = (await start.json()).data;
-    expect(cdpUrl).toBe(`${again.url.replace("http:", "ws:")}/v1/sessions/${sessionId}/cdp`);
+    expect(
+      cdpUrl.startsWith(`${again.url.replace("http:", "ws:")}/v1/sessions/${sessionId}/cdp?token=`),
+    ).toBe(true);
     const page = await fetch(`${again.url}/v1/sessions/${sessionId}/extract`, {
       method: "POST",
       headers,

@@ -201,7 +201,11 @@ describe("error answers", () => {
       });
       expect(response.status).toBe(200);
       expect(response.headers.get("x-platform-cache-status")).toBe("HIT");
-      expect((await response.json()).data.result.cacheStatus).toBe("HIT");
+      // Under the reference's name too, for its SDKs.
+      expect(response.headers.get("browserbase-cache-status")).toBe("HIT");
+      const { data } = await response.json();
+      expect(data.result.cacheStatus).toBe("HIT");
+      expect(data.cacheStatus).toBe("HIT");
     } finally {
       cacheStatus = undefined;
     }

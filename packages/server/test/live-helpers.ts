@@ -166,10 +166,22 @@ export async function ok<T = Record<string, unknown>>(response: Response): Promi
 export interface StreamEvent {
   type: "system" | "log";
   id: string;
-  data: { status: string; message?: string; result?: unknown; error?: string; code?: string };
+  data: {
+    status: string;
+    /** A log event's line: category, message, level, auxiliary. */
+    message?: { category: string; message: string; level: number; auxiliary?: Record<string, unknown> };
+    result?: unknown;
+    actionId?: string;
+    cacheStatus?: string;
+    error?: string;
+    code?: string;
+  };
 }
 
-/** The events of a Server-Sent Events body, checking its framing (one `data:` line per event). */
+/**
+ * The events of a Server-Sent Events body, checking its framing: one `data:` line per event, after
+ * an `event:` line naming its status when the service took the client for a generated SDK.
+ */
 export function parseEvents(text: string): StreamEvent[] {
   if (!text.endsWith("\n\n"))
     throw new Error(`stream not ended by a blank line: ${JSON.stringify(text.slice(-80))}`);
@@ -178,8 +190,14 @@ export function parseEvents(text: string): StreamEvent[] {
     .split("\n\n")
     .map((block) => {
       const lines = block.split("\n");
-      if (lines.length !== 1 || !lines[0]!.startsWith("data: ")) throw new Error(`bad SSE block: ${block}`);
-      return JSON.parse(lines[0]!.slice("data: ".length)) as StreamEvent;
+      const named = lines.length === 2 && lines[0]!.startsWith("event: ");
+      const data = lines.at(-1)!;
+      if (!(lines.length === 1 || named) || !data.startsWith("data: "))
+        throw new Error(`bad SSE block: ${block}`);
+      const event = JSON.parse(data.slice("data: ".length)) as StreamEvent;
+      if (named && lines[0] !== `event: ${event.data.status}`)
+        throw new Error(`event line does not match: ${block}`);
+      return event;
     });
 }
 

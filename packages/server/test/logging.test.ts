@@ -17,6 +17,24 @@ describe("logging", () => {
   });
   afterAll(() => service.close());
 
+  it("writes the real status code of every answered request in the access log", async () => {
+    const session = await service.session();
+    const ok = await service.call(`/v1/sessions/${session.id}/replay`, { method: "GET" });
+    const unauthorized = await service.call("/v1/sessions/start", {
+      method: "POST",
+      headers: { "x-platform-api-key": "wrong-key" },
+      json: {},
+    });
+    expect(unauthorized.status).toBe(401);
+    const completed = service.logs().filter((line) => line.msg === "request completed") as {
+      res?: { statusCode: unknown };
+    }[];
+    const codes = completed.map((line) => line.res?.statusCode);
+    expect(codes).not.toContain(null);
+    expect(codes).toContain(ok.status);
+    expect(codes).toContain(401);
+  });
+
   it("never writes API keys, authorization headers, model keys or variable values", async () => {
     const session = await service.session();
     const response = await service.call(`/v1/sessions/${session.id}/act`, {

@@ -13,6 +13,8 @@ const OPERATIONS = {
   "post /v1/sessions/{id}/end": "SessionEnd",
   "get /v1/sessions/{id}/replay": "SessionReplay",
   "get /v1/sessions/{id}/cdp": "SessionCdp",
+  "get /healthz": "Health",
+  "get /readyz": "Ready",
 };
 
 describe("GET /v1/openapi.json", () => {
@@ -104,6 +106,7 @@ describe("GET /v1/openapi.json", () => {
         "x-language",
         "x-model-api-key",
         "x-platform-cache-bypass",
+        "browserbase-cache-bypass",
         "x-sdk-version",
         "x-stream-response",
       ].sort(),

@@ -156,7 +156,7 @@ describe("SessionAct", () => {
     await expect400(await svc.op(id, "act", { input: "" }), "`input`");
     await expect400(await svc.op(id, "act", { input: { selector: "//a" } }), "`input");
     await expect400(
-      await svc.op(id, "act", { input: "click", options: { model: "gpt-4.1" } }),
+      await svc.op(id, "act", { input: "click", options: { model: "mystery-model-7" } }),
       "`options.model`",
       "INVALID_MODEL_FORMAT",
     );
@@ -297,7 +297,7 @@ describe("SessionObserve", () => {
 });
 
 describe("frameId", () => {
-  it("targets another page of the session, and 400 names an unknown one", async () => {
+  it("targets another page of the session; empty or null means the active page; 404 for an unknown one", async () => {
     const live = svc.service.sessions.get(id)!;
     const second = await live.dh.context.newPage(fx.site.url("list.html"));
     const first = live.dh.context.pages()[0]!;
@@ -306,21 +306,34 @@ describe("frameId", () => {
       await svc.op(id, "extract", { frameId: second.targetId }),
     );
     expect(data.result.pageText).toContain("Banana");
-    await expect400(await svc.op(id, "extract", { frameId: "no-such-frame" }), "`frameId`");
+    // As the reference's clients send "no frame".
+    await live.dh.context.setActivePage(second);
+    for (const frameId of ["", null]) {
+      const active = await ok<{ result: { pageText: string } }>(await svc.op(id, "extract", { frameId }));
+      expect(active.result.pageText).toContain("Banana");
+    }
+    const unknown = await svc.op(id, "extract", { frameId: "no-such-frame" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({
+      code: "FRAME_NOT_FOUND",
+      error: expect.stringContaining("`frameId`"),
+    });
     await second.close();
   });
 });
 
 describe("SessionAgentExecute", () => {
-  it("answers 501 with what to do instead, and 400 for an invalid body", async () => {
-    const response = await svc.op(id, "agentExecute", {
-      agentConfig: {},
-      executeOptions: { instruction: "buy a kettle" },
-    });
-    expect(response.status).toBe(501);
-    const body = await response.json();
-    expect(body.code).toBe("NOT_IMPLEMENTED");
-    expect(body.error).toContain("act, extract and observe");
+  it("answers 422 for computer-use mode before any model call, and 400 for an invalid body", async () => {
+    for (const agentConfig of [{ mode: "cua" }, { cua: true }]) {
+      const response = await svc.op(id, "agentExecute", {
+        agentConfig,
+        executeOptions: { instruction: "buy a kettle" },
+      });
+      expect(response.status).toBe(422);
+      const body = await response.json();
+      expect(body.code).toBe("UNSUPPORTED_MODEL");
+      expect(body.error).toMatch(/cannot do computer use/);
+    }
     await expect400(await svc.op(id, "agentExecute", { agentConfig: {} }), "`executeOptions`");
   });
 });

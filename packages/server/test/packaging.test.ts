@@ -321,6 +321,30 @@ try {
     expect(readdirSync(tmp())).toEqual([]); // the temporary profile went with close()
   });
 
+  it("ships the deckhand command: an explicit act on a fixture page, no model, nothing left behind", async () => {
+    const bin = path.join(scratch, "node_modules", ".bin", "deckhand");
+    const env = {
+      TMPDIR: tmp(),
+      DECKHAND_CLI_STATE: path.join(scratch, "cli-state.json"),
+      OPENAI_API_KEY: "",
+    };
+    const help = await runNode(node22!, [bin, "help"], { cwd: scratch, env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("deckhand: drive Chromium from a terminal");
+    const ran = await runNode(node22!, [bin, "act", fixtures.url("index.html"), "click Increment"], {
+      cwd: scratch,
+      env,
+    });
+    expect(ran.stderr).toBe("");
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({
+      ok: true,
+      result: { success: true },
+      tokens: { prompt: 0, completion: 0 },
+    });
+    expect(readdirSync(tmp())).toEqual([]);
+  });
+
   it("loads with require() from CommonJS", async () => {
     writeFileSync(
       path.join(scratch, "local.cjs"),

@@ -54,7 +54,7 @@ function restartSuite(name: string, makeDatabase: () => Database, shared: boolea
         { instruction: "summarise", options: { model } },
         { headers: WITH_MODEL_KEY },
       );
-      expect((await ok<{ result: { cacheStatus: string } }>(miss)).result.cacheStatus).toBe("MISS");
+      expect((await ok<{ cacheStatus: string }>(miss)).cacheStatus).toBe("MISS");
       await first.close();
       // A session a crashed run left active (one fresh, one long idle).
       const fresh = await firstStore.createSession({ projectId: keys.key.projectId, keyId: keys.key.id });
@@ -96,8 +96,8 @@ function restartSuite(name: string, makeDatabase: () => Database, shared: boolea
           { instruction: "summarise", options: { model } },
           { headers: WITH_MODEL_KEY },
         );
-        expect((await ok<{ result: Record<string, unknown> }>(hit)).result).toEqual({
-          extraction: "persisted answer",
+        expect(await ok<{ result: Record<string, unknown> }>(hit)).toMatchObject({
+          result: { extraction: "persisted answer" },
           cacheStatus: "HIT",
         });
         expect(fx.model.callCount).toBe(1);

@@ -209,8 +209,10 @@ describe("GET /v1/sessions/{id}/replay of a real session", () => {
     expect(pages[1]!.actions[2]!.result.pageText).toEqual(expect.stringContaining("Banana"));
 
     // Neither the variable's value nor the model key was written anywhere.
-    const bytes = readdirSync(dir)
-      .map((file) => readFileSync(path.join(dir, file)).toString("latin1"))
+    // (Every file: the database, and the step screenshots in folders under it.)
+    const bytes = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(path.join(entry.parentPath, entry.name)).toString("latin1"))
       .join("");
     expect(bytes).toContain("type the user");
     expect(bytes).not.toContain("replay-secret");

@@ -51,9 +51,16 @@ describe("request and response schemas", () => {
     expect(
       SessionActBody.parse({ input: action, options: { variables: { a: "b" }, timeout: 5000 } }).input,
     ).toEqual(action);
+    // As the reference's service takes it: method defaults to click, arguments to [].
     expect(
-      SessionActBody.safeParse({ input: { selector: "//button[1]", description: "Sign in" } }).success,
-    ).toBe(false);
+      SessionActBody.parse({ input: { selector: "//button[1]", description: "Sign in" } }).input,
+    ).toEqual({
+      selector: "//button[1]",
+      description: "Sign in",
+      method: "click",
+      arguments: [],
+    });
+    expect(SessionActBody.safeParse({ input: { selector: "//button[1]" } }).success).toBe(false);
     expect(SessionActBody.safeParse({ input: "" }).success).toBe(false);
   });
 

@@ -47,7 +47,7 @@ afterAll(async () => {
   for (const id of sessions) await svc.op(id, "end").catch(() => undefined);
 });
 
-type Extracted = { result: { extraction?: string; cacheStatus?: string } };
+type Extracted = { result: Record<string, unknown>; cacheStatus?: string };
 
 function extractCall(
   id: string,
@@ -79,12 +79,18 @@ describe("extract", () => {
 
     const first = await extractCall(id, "how many fruits");
     expect(first.headers.get("x-platform-cache-status")).toBe("MISS");
-    expect((await ok<Extracted>(first)).result).toEqual({ extraction: "three fruits", cacheStatus: "MISS" });
+    // Beside the result, not in it: the result is exactly what was extracted.
+    const firstData = await ok<Extracted>(first);
+    expect(firstData.result).toEqual({ extraction: "three fruits" });
+    expect(firstData.cacheStatus).toBe("MISS");
     expect(fx.model.callCount).toBe(1);
 
     const second = await extractCall(id, "how many fruits");
     expect(second.headers.get("x-platform-cache-status")).toBe("HIT");
-    expect((await ok<Extracted>(second)).result).toEqual({ extraction: "three fruits", cacheStatus: "HIT" });
+    expect(await ok<Extracted>(second)).toMatchObject({
+      result: { extraction: "three fruits" },
+      cacheStatus: "HIT",
+    });
     expect(fx.model.callCount).toBe(1);
 
     // The replay shows the hit cost nothing.
@@ -135,17 +141,15 @@ describe("extract", () => {
     }
     fx.model.on(match.schemaName("extract"), { extraction: "a secret summary" });
     await ok(await extractCall(mine, "summarise the lists"));
-    expect((await ok<Extracted>(await extractCall(mine, "summarise the lists"))).result.cacheStatus).toBe(
-      "HIT",
-    );
+    expect((await ok<Extracted>(await extractCall(mine, "summarise the lists"))).cacheStatus).toBe("HIT");
     expect(fx.model.callCount).toBe(1);
 
     // The same question on the same page from the other project: computed again, for them.
     const other = await extractCall(theirs, "summarise the lists", { key: svc.otherKey.key });
-    expect((await ok<Extracted>(other)).result.cacheStatus).toBe("MISS");
+    expect((await ok<Extracted>(other)).cacheStatus).toBe("MISS");
     expect(fx.model.callCount).toBe(2);
     const again = await extractCall(theirs, "summarise the lists", { key: svc.otherKey.key });
-    expect((await ok<Extracted>(again)).result.cacheStatus).toBe("HIT");
+    expect((await ok<Extracted>(again)).cacheStatus).toBe("HIT");
     expect(fx.model.callCount).toBe(2);
   });
 
@@ -165,11 +169,14 @@ describe("extract", () => {
         { instruction: "count", schema, options: { model } },
         { headers: WITH_MODEL_KEY },
       );
-    expect((await ok(await call())).result).toEqual({ n: 3, cacheStatus: "MISS" });
-    expect((await ok(await call())).result).toEqual({ n: 3, cacheStatus: "HIT" });
-    expect((await ok<Extracted>(await extractCall(id, "count"))).result.cacheStatus).toBe("MISS");
+    // The caller's schema object is answered as it is, cacheStatus beside it.
+    expect(await ok(await call())).toMatchObject({ result: { n: 3 }, cacheStatus: "MISS" });
+    const hit = await ok<Extracted>(await call());
+    expect(hit.result).toEqual({ n: 3 });
+    expect(hit.cacheStatus).toBe("HIT");
+    expect((await ok<Extracted>(await extractCall(id, "count"))).cacheStatus).toBe("MISS");
     await ok(await svc.op(id, "navigate", { url: fx.site.url("table.html") }));
-    expect((await ok(await call())).result).toMatchObject({ cacheStatus: "MISS" });
+    expect(await ok(await call())).toMatchObject({ cacheStatus: "MISS" });
     expect(fx.model.callCount).toBe(3);
   });
 });
@@ -187,8 +194,10 @@ describe("extract on a page whose content changes under the same URL", () => {
       fx.model.on(match.schemaName("extract"), (request) => ({
         extraction: /In stock: (\d+) apples/.exec(request.text)?.[1] ?? "none",
       }));
-      const count = async (options = {}) =>
-        (await ok<Extracted>(await extractCall(id, "how many apples are in stock", {}, options))).result;
+      const count = async (options = {}) => {
+        const data = await ok<Extracted>(await extractCall(id, "how many apples are in stock", {}, options));
+        return { ...data.result, cacheStatus: data.cacheStatus };
+      };
       const reload = async () => ok(await svc.op(id, "navigate", { url: fx.site.url("stock.html") }));
 
       await reload();

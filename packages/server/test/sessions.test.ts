@@ -53,11 +53,21 @@ describe("SessionStart", () => {
       data: {
         sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         available: true,
-        cdpUrl: `${svc.url.replace("http:", "ws:")}/v1/sessions/${sessionId}/cdp`,
-        debugUrl: `${svc.url.replace("http:", "ws:")}/v1/sessions/${sessionId}/cdp`,
-        sessionUrl: `${svc.url}/v1/sessions/${sessionId}/replay`,
+        cdpUrl: expect.stringMatching(
+          /^ws:\/\/127\.0\.0\.1:\d+\/v1\/sessions\/[0-9a-f-]{36}\/cdp\?token=[\w-]+\.[\w-]+$/,
+        ),
+        debugUrl: expect.stringMatching(
+          /^http:\/\/127\.0\.0\.1:\d+\/v1\/sessions\/[0-9a-f-]{36}\/debug\?token=/,
+        ),
+        sessionUrl: expect.stringMatching(
+          /^http:\/\/127\.0\.0\.1:\d+\/v1\/sessions\/[0-9a-f-]{36}\/view\?token=/,
+        ),
       },
     });
+    for (const link of [body.data.cdpUrl, body.data.debugUrl, body.data.sessionUrl]) {
+      expect(link).toContain(`${svc.url.replace("http://", "")}/v1/sessions/${sessionId}/`);
+      expect(link).not.toContain(svc.key.key.split("_").at(-1));
+    }
     const live = svc.service.sessions.get(sessionId)!;
     expect(live.cdp.contextId).toEqual(expect.any(String));
     expect(await browserContextsOf(live.cdp)).toContain(live.cdp.contextId);
@@ -68,14 +78,14 @@ describe("SessionStart", () => {
     const cases: [Record<string, unknown>, string, code?: string][] = [
       [{ verbose: 5 }, "`verbose`"],
       // The code of the library's InvalidAISDKModelFormatError, which a REMOTE client raises for it.
-      [{ modelName: "gpt-4.1-mini" }, "`modelName`", "INVALID_MODEL_FORMAT"],
+      [{ modelName: "mystery-model-7" }, "`modelName`", "INVALID_MODEL_FORMAT"],
       [{ sessionCreateParams: { timeout: -1 } }, "`sessionCreateParams.timeout`"],
       [
         { browser: { type: "local", launchOptions: { executablePath: "/bin/sh" } } },
         "`browser.launchOptions.executablePath`",
       ],
       [
-        { browser: { type: "local", launchOptions: { args: ["--no-sandbox"] } } },
+        { browser: { type: "local", launchOptions: { args: ["--disable-web-security"] } } },
         "`browser.launchOptions.args`",
       ],
     ];

@@ -66,9 +66,16 @@ describe("Server-Sent Events", () => {
       ["log", "running"],
       ["system", "finished"],
     ]);
-    expect(events[3]?.data).toEqual({ status: "running", message: "looking at the page" });
-    expect(events[4]?.data).toEqual({ status: "running", message: "streaming: true" });
-    expect(events[5]?.data).toEqual({ status: "finished", result: actResult });
+    // A log event's message is a log line object, as the library's `logger` gets it.
+    expect(events[3]?.data).toEqual({
+      status: "running",
+      message: { category: "deckhand", message: "looking at the page", level: 1 },
+    });
+    expect(events[4]?.data).toEqual({
+      status: "running",
+      message: { category: "deckhand", message: "streaming: true", level: 1 },
+    });
+    expect(events[5]?.data).toEqual({ status: "finished", result: actResult, actionId: "action-1" });
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
     for (const event of events) expect(Object.keys(event).sort()).toEqual(["data", "id", "type"]);
   });
@@ -81,8 +88,48 @@ describe("Server-Sent Events", () => {
       json: { input: "click the button", streamResponse: true },
     });
     const events = parseEvents(await response.text());
-    expect(events.at(-1)?.data).toEqual({ status: "finished", result: actResult });
+    expect(events.at(-1)?.data).toEqual({ status: "finished", result: actResult, actionId: "action-1" });
   });
+
+  it("keeps data-only blocks for the reference's TypeScript client (x-language: typescript)", async () => {
+    mode = "ok";
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: { "x-stream-response": "true", "x-language": "typescript", "x-sdk-version": "3.0.1" },
+      json: { input: "click the button" },
+    });
+    // parseEvents fails on any line that is not the block's one `data:` line.
+    const events = parseEvents(await response.text());
+    expect(events.at(-1)?.data.status).toBe("finished");
+  });
+
+  for (const [client, headers] of [
+    ["a generated SDK saying its language and version", { "x-language": "python", "x-sdk-version": "0.5.0" }],
+    ["a Stainless-generated SDK", { "x-stainless-lang": "go", "x-stainless-package-version": "0.3.0" }],
+    ["a generated SDK known by its user agent", { "user-agent": "Stagehand/Python 0.5.0" }],
+  ] as const) {
+    it(`sends an event: <status> line before each data line to ${client}`, async () => {
+      mode = "ok";
+      const session = await service.session();
+      const response = await service.call(`/v1/sessions/${session.id}/act`, {
+        method: "POST",
+        headers: { "x-stream-response": "true", ...headers },
+        json: { input: "click the button" },
+      });
+      const text = await response.text();
+      const blocks = text.slice(0, -2).split("\n\n");
+      const statuses = blocks.map((block) => {
+        const [eventLine, dataLine, ...rest] = block.split("\n");
+        expect(rest).toEqual([]);
+        expect(dataLine?.startsWith("data: ")).toBe(true);
+        const event = JSON.parse(dataLine!.slice("data: ".length));
+        expect(eventLine).toBe(`event: ${event.data.status}`);
+        return event.data.status;
+      });
+      expect(statuses).toEqual(["starting", "connected", "running", "running", "running", "finished"]);
+    });
+  }
 
   it("answers plain JSON when no stream was asked for, with data.result equal to the stream's result", async () => {
     mode = "ok";

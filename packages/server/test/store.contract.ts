@@ -402,6 +402,91 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
     });
   });
 
+  describe("screenshots and the session page's record", () => {
+    const jpeg = (n: number) => Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), Buffer.alloc(n, n % 251)]);
+
+    it("numbers actions in the order they were appended and lists them with their page", async () => {
+      const session = await store.createSession({ projectId: "proj_s", keyId: "k" });
+      const first = await store.appendAction(session.id, {
+        method: "navigate",
+        parameters: { url: "https://a.test/" },
+        result: {},
+        timestamp: 1,
+        endTime: 2,
+        pageUrl: "https://a.test/",
+      });
+      const second = await store.appendAction(session.id, {
+        method: "act",
+        parameters: { input: "x" },
+        result: { success: true },
+        timestamp: 3,
+        pageUrl: "https://a.test/",
+        tokenUsage: { inputTokens: 5 },
+      });
+      expect(second).toBeGreaterThan(first);
+      expect(await store.listActions(session.id)).toStrictEqual([
+        {
+          seq: first,
+          pageUrl: "https://a.test/",
+          method: "navigate",
+          parameters: { url: "https://a.test/" },
+          result: {},
+          timestamp: 1,
+          endTime: 2,
+        },
+        {
+          seq: second,
+          pageUrl: "https://a.test/",
+          method: "act",
+          parameters: { input: "x" },
+          result: { success: true },
+          timestamp: 3,
+          tokenUsage: { inputTokens: 5 },
+        },
+      ]);
+      expect(await store.listActions(crypto.randomUUID())).toEqual([]);
+    });
+
+    it("keeps a step's screenshots byte for byte, per session, and lists them without their bytes", async () => {
+      const a = await store.createSession({ projectId: "proj_s", keyId: "k" });
+      const b = await store.createSession({ projectId: "proj_s", keyId: "k" });
+      await store.putScreenshot(a.id, 7, "before", jpeg(100));
+      await store.putScreenshot(a.id, 7, "after", jpeg(200));
+      await store.putScreenshot(b.id, 7, "after", jpeg(300));
+      expect(await store.getScreenshot(a.id, 7, "after")).toEqual(jpeg(200));
+      expect(await store.getScreenshot(b.id, 7, "after")).toEqual(jpeg(300));
+      expect(await store.getScreenshot(b.id, 7, "before")).toBeNull();
+      expect(await store.getScreenshot(a.id, 8, "after")).toBeNull();
+      expect(await store.listScreenshots(a.id)).toEqual([
+        { actionSeq: 7, kind: "before", bytes: 103 },
+        { actionSeq: 7, kind: "after", bytes: 203 },
+      ]);
+    });
+
+    it("deletes screenshots older than the retention limit, and only those", async () => {
+      const session = await store.createSession({ projectId: "proj_s", keyId: "k" });
+      await store.putScreenshot(session.id, 1, "after", jpeg(10));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const cut = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await store.putScreenshot(session.id, 2, "after", jpeg(20));
+      expect(await store.pruneScreenshots(cut)).toBeGreaterThanOrEqual(1);
+      expect(await store.getScreenshot(session.id, 1, "after")).toBeNull();
+      expect(await store.getScreenshot(session.id, 2, "after")).toEqual(jpeg(20));
+      expect(await store.listScreenshots(session.id)).toEqual([{ actionSeq: 2, kind: "after", bytes: 23 }]);
+    });
+
+    it("keeps one random secret per name, the same after a restart", async () => {
+      const first = await store.serviceSecret("contract-links");
+      expect(first.length).toBe(32);
+      expect(await store.serviceSecret("contract-links")).toEqual(first);
+      expect(await store.serviceSecret("contract-other")).not.toEqual(first);
+      await store.close();
+      store = await harness.open();
+      expect(await store.serviceSecret("contract-links")).toEqual(first);
+    });
+  });
+
   describe("restart", () => {
     it("keeps keys, sessions, replay and cache when the store is closed and opened again", async () => {
       const key = await store.createKey({ name: "persistent" });

@@ -58,11 +58,16 @@ describe("x-stream-response: true", () => {
       ["system", "running"],
     ]);
     const logs = events.filter((e) => e.type === "log").map((e) => e.data.message);
-    // The library's own lines: the model's answer and the act's outcome.
+    // The library's own lines, as log line objects (as its `logger` option gets them): the model's
+    // answer and the act's outcome.
     expect(logs).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^llm: act: openai\/gpt-4.1-mini answered in \d+ ms/),
-        "act: Done: type the user name.",
+        expect.objectContaining({
+          category: "llm",
+          message: expect.stringMatching(/^act: openai\/gpt-4.1-mini answered in \d+ ms/),
+          level: expect.any(Number),
+        }),
+        expect.objectContaining({ category: "act", message: "Done: type the user name.", level: 1 }),
       ]),
     );
     for (const event of events.filter((e) => e.type === "log")) expect(event.data.status).toBe("running");
@@ -195,6 +200,13 @@ describe("a client that disconnects", () => {
       { headers: { "x-stream-response": "true" }, signal: controller.signal },
     );
     await untilRunning(response);
+    // Mid-stream: the slow page was asked for (the operation may wait its turn a moment first, e.g.
+    // for the previous step's screenshot).
+    await eventually(
+      () => fx.site.requests.some((r) => r.path.startsWith("/slow")),
+      3000,
+      "the slow request",
+    );
     controller.abort();
 
     await eventually(

@@ -1,6 +1,7 @@
 // Test support shared by the Deckhand packages.
 export { type AuthProxy, type AuthProxyOptions, startAuthProxy } from "./auth-proxy.ts";
 export { type ChildScript, startChildScript } from "./child-script.ts";
+export { EXPLICIT_CASES, type ExplicitCase } from "./explicit-cases.ts";
 export { type FixtureServer, startFixtureServer } from "./fixture-server.ts";
 export type { FixtureRequest, RouteHandler } from "./fixture-site.ts";
 export {

@@ -3,7 +3,9 @@
 
 import { ServiceTargetClosedError } from "../errors.ts";
 import type { Browser } from "./browser.ts";
+import { type ClearCookiesOptions, ContextCookies, type Cookie, type CookieParam } from "./cookies.ts";
 import type { Page } from "./page.ts";
+import { checkHeaders, type InitScript, initScriptSource } from "./session-settings.ts";
 import { type AnyPage, resolvePage } from "./third-party.ts";
 
 export class Context {
@@ -13,11 +15,58 @@ export class Context {
   private readonly pageList: Page[] = [];
   private active: Page | undefined;
   private readonly pageHandlers = new Set<(page: Page) => void>();
+  private headers: Record<string, string> = {};
+  private readonly scripts: string[] = [];
+  private readonly cookieJar: ContextCookies;
 
   /** @internal Contexts are made by the browser. */
   constructor(browser: Browser, id: string | undefined) {
     this.browser = browser;
     this.id = id;
+    this.cookieJar = new ContextCookies(browser.connection.root, id);
+  }
+
+  // ---------- cookies and headers ----------
+
+  /** The context's cookies; with `urls`, only those a request to one of them would carry. */
+  cookies(urls?: string | string[]): Promise<Cookie[]> {
+    return this.cookieJar.list(urls);
+  }
+
+  /** Adds cookies; each needs a `url`, or a `domain` (and `path`, default "/"). */
+  addCookies(cookies: CookieParam[]): Promise<void> {
+    return this.cookieJar.add(cookies);
+  }
+
+  /** Removes every cookie, or those whose name, domain and path match what is given. */
+  clearCookies(options?: ClearCookiesOptions): Promise<void> {
+    return this.cookieJar.clear(options);
+  }
+
+  /** Headers sent with every request of every page of this context (a page's own win). */
+  async setExtraHTTPHeaders(headers: Record<string, string>): Promise<void> {
+    this.headers = checkHeaders(headers, "context.setExtraHTTPHeaders");
+    await Promise.all(this.pages().map((page) => page.contextHeadersChanged()));
+  }
+
+  /** @internal */
+  extraHTTPHeaders(): Record<string, string> {
+    return this.headers;
+  }
+
+  /**
+   * Runs `script` in every document of every page of this context from now on (pages opened later
+   * too), before the document's own scripts. A function is called with `arg`.
+   */
+  async addInitScript<Arg>(script: InitScript<Arg>, arg?: Arg): Promise<void> {
+    const source = await initScriptSource(script, arg);
+    this.scripts.push(source);
+    await Promise.all(this.pages().map((page) => page.contextScriptAdded(source)));
+  }
+
+  /** @internal */
+  initScripts(): readonly string[] {
+    return this.scripts;
   }
 
   /** Open pages, oldest first. */

@@ -33,6 +33,13 @@ export const DEFAULT_ARGS: readonly string[] = [
   "--site-per-process",
 ];
 
+/**
+ * The viewport of a browser Deckhand launches when the caller names none (the reference library's
+ * default): what a person expects of a laptop window, where Chrome's own headless default is 800x600
+ * with a 780x437 page area.
+ */
+export const DEFAULT_VIEWPORT: Readonly<{ width: number; height: number }> = { width: 1288, height: 711 };
+
 export const TEMP_PROFILE_PREFIX = "deckhand-profile-";
 /** Chrome's TMPDIR when the caller gives a profile of their own. */
 export const TEMP_SCRATCH_PREFIX = "deckhand-tmp-";

@@ -44,6 +44,30 @@ export interface TimeoutOption {
 
 export type FilePayload = { name: string; mimeType: string; buffer: Uint8Array };
 
+export interface RgbaColor {
+  r: number;
+  g: number;
+  b: number;
+  /** 0-1; default 1. */
+  a?: number;
+}
+
+function cssColor(color: string | RgbaColor | undefined): string | undefined {
+  if (color === undefined || typeof color === "string") return color;
+  const channel = (v: number) => Math.max(0, Math.min(255, Math.round(Number(v) || 0)));
+  const alpha = color.a === undefined ? 1 : Math.max(0, Math.min(1, Number(color.a) || 0));
+  return `rgba(${channel(color.r)}, ${channel(color.g)}, ${channel(color.b)}, ${alpha})`;
+}
+
+export interface LocatorOptions {
+  /**
+   * Fail (ServiceInvalidArgumentError, reason "strict-mode-violation") instead of using the first
+   * match when the selector matches more than one element. Default false: the first match in
+   * document order is used, as the reference library does.
+   */
+  strict?: boolean;
+}
+
 /** A resolved element: which frame it is in and a handle to it. */
 export interface ResolvedElement {
   frame: Frame;
@@ -70,9 +94,18 @@ export class Locator {
   private readonly deep: boolean;
   private readonly index: number;
   private readonly steps: SelectorStep[];
+  /** Refuse to act when the selector matches more than one element (see LocatorOptions). */
+  private readonly strict: boolean;
 
   /** @internal Use page.locator(), page.deepLocator() or frame.locator(). */
-  constructor(page: Page, frame: Frame, selector: string, deep: boolean, index = 0) {
+  constructor(
+    page: Page,
+    frame: Frame,
+    selector: string,
+    deep: boolean,
+    index = 0,
+    options: LocatorOptions = {},
+  ) {
     if (typeof selector !== "string" || !selector.trim()) {
       throw new ServiceInvalidArgumentError(
         `A locator needs a non-empty selector string, got ${JSON.stringify(selector)}.`,
@@ -83,10 +116,11 @@ export class Locator {
     this.selector = selector;
     this.deep = deep;
     this.index = index;
+    this.strict = options.strict === true;
     this.steps = deep ? parseDeepSelector(selector) : [parseSelectorStep(selector)];
   }
 
-  /** The n-th match (0-based; negative counts from the end). */
+  /** The n-th match (0-based; negative counts from the end). Choosing one is never a strict violation. */
   nth(index: number): Locator {
     return new Locator(this.page, this.frame, this.selector, this.deep, index);
   }
@@ -104,6 +138,20 @@ export class Locator {
     const { frame } = entered;
     const last = this.steps.length - 1;
     const step = this.steps[last]!;
+    if (this.strict) {
+      const matches = await frame.invoke(domRuntime, "count", step.kind, step.value).catch(() => 0);
+      if (typeof matches === "number" && matches > 1) {
+        return {
+          missing: true,
+          step: last,
+          error: new ServiceInvalidArgumentError(
+            `The strict locator ${JSON.stringify(this.selector)} matches ${matches} elements. Make the selector ` +
+              "match one, or choose with .first() / .nth(i).",
+            { reason: "strict-mode-violation" },
+          ),
+        };
+      }
+    }
     const found = await this.query(frame, step, this.index).catch((error: unknown) =>
       this.evalFailure(error),
     );
@@ -563,6 +611,64 @@ export class Locator {
     return this.withElement("innerHTML", options, ({ frame, handle }) =>
       frame.invoke(domRuntime, "innerHTML", handle),
     );
+  }
+
+  /** innerHTML under the reference library's name. */
+  innerHtml(options: TimeoutOption = {}): Promise<string> {
+    return this.innerHTML(options);
+  }
+
+  /** The centre of the element's box in the top frame's viewport, rounded to CSS pixels. */
+  async centroid(options: TimeoutOption = {}): Promise<{ x: number; y: number }> {
+    await this.scrollIntoView(options);
+    const box = await this.boundingBox(options);
+    if (!box) {
+      throw new ServiceElementNotFoundError(
+        this.selector,
+        "(it has no box: hidden or not rendered)",
+        "not-visible",
+      );
+    }
+    return { x: Math.round(box.x + box.width / 2), y: Math.round(box.y + box.height / 2) };
+  }
+
+  /** The element's rendered text (hidden parts left out, line breaks as laid out). */
+  async innerText(options: TimeoutOption = {}): Promise<string> {
+    return this.withElement("innerText", options, ({ frame, handle }) =>
+      frame.invoke(domRuntime, "innerText", handle),
+    );
+  }
+
+  /**
+   * Draws a box over the element for `durationMs` (default 800), so that a person watching the
+   * browser sees which element it is. Changes nothing on the page the page itself can notice
+   * beyond an extra element at the end of the body for that time.
+   */
+  async highlight(
+    options: TimeoutOption & {
+      durationMs?: number;
+      /** A CSS color, or `{ r, g, b, a }` as the reference library takes it. */
+      borderColor?: string | RgbaColor;
+      contentColor?: string | RgbaColor;
+    } = {},
+  ): Promise<void> {
+    const durationMs = options.durationMs ?? 800;
+    if (!(typeof durationMs === "number" && durationMs >= 0 && durationMs <= 60_000)) {
+      throw new ServiceInvalidArgumentError(
+        `highlight: durationMs must be 0 to 60000 milliseconds, got ${String(options.durationMs)}.`,
+      );
+    }
+    await this.withElement("highlight", options, async ({ frame, handle }) => {
+      await frame.invoke(domRuntime, "scrollIntoView", handle);
+      await frame.invoke(
+        domRuntime,
+        "highlight",
+        handle,
+        durationMs,
+        cssColor(options.borderColor) ?? "rgb(255, 0, 102)",
+        cssColor(options.contentColor) ?? "rgba(255, 0, 102, 0.15)",
+      );
+    });
   }
 
   /** The element's box in the top frame's viewport (CSS pixels), or null when it has none. */

@@ -18,6 +18,8 @@ export interface GotoOptions {
   waitUntil?: WaitUntil;
   /** Milliseconds; default 30000. */
   timeout?: number;
+  /** Alias of `timeout`, as the reference library names it. */
+  timeoutMs?: number;
   referer?: string;
   /**
    * Stops waiting when it aborts: the page stops loading (what has committed stays) and the call
@@ -41,10 +43,20 @@ export interface NavigationTarget {
 /** A navigation's deadline: `timeout` (default 30 s) and the caller's `signal`. */
 function navigationDeadline(
   operation: string,
-  options: { timeout?: number; signal?: AbortSignal },
+  options: { timeout?: number; timeoutMs?: number; signal?: AbortSignal },
 ): Deadline {
+  if (
+    options.timeout !== undefined &&
+    options.timeoutMs !== undefined &&
+    options.timeout !== options.timeoutMs
+  ) {
+    throw new ServiceInvalidArgumentError(
+      `${operation}: timeout (${options.timeout}) and timeoutMs (${options.timeoutMs}) differ; give one of the two ` +
+        "(timeoutMs is the reference library's name for timeout).",
+    );
+  }
   return Deadline.start(operation, {
-    timeout: options.timeout ?? 30_000,
+    timeout: options.timeout ?? options.timeoutMs ?? 30_000,
     signal: options.signal,
     hint: "Raise `timeout`, or wait for an earlier state (waitUntil).",
   });

@@ -15,13 +15,17 @@ import { installPageHooks } from "./injected/page-hooks.ts";
 import type { ElementHandle } from "./injected-script.ts";
 import { type ClickOptions, Keyboard, Mouse } from "./input.ts";
 import { LifecycleWatcher, type WaitUntil } from "./lifecycle.ts";
-import { Locator } from "./locator.ts";
+import { Locator, type LocatorOptions } from "./locator.ts";
 import { type GotoOptions, Navigator } from "./navigation.ts";
 import { type InflightRequest, NetworkTracker } from "./network.ts";
+import { type PageEventMap, type PageEventName, PageEvents } from "./page-events.ts";
+import { checkHeaders, type InitScript, initScriptSource, SessionSettings } from "./session-settings.ts";
 
 export type { WaitUntil } from "./lifecycle.ts";
 export type { GotoOptions } from "./navigation.ts";
 export type { InflightRequest } from "./network.ts";
+export { ConsoleMessage, Dialog, type PageEventMap, type PageEventName } from "./page-events.ts";
+export type { InitScript } from "./session-settings.ts";
 
 export interface ScreenshotOptions {
   fullPage?: boolean;
@@ -57,6 +61,12 @@ export class Page {
   private readonly network = new NetworkTracker();
   private readonly navigator: Navigator;
   private readonly closeHandlers = new Set<(page: Page) => void>();
+  private readonly events = new PageEvents((event, error) =>
+    process.emitWarning(`A page.on("${event}") listener threw: ${(error as Error)?.stack ?? String(error)}`),
+  );
+  private readonly sessionSettings: SessionSettings;
+  /** The viewport setViewportSize chose, over the browser's setting. */
+  private viewport: { width: number; height: number; deviceScaleFactor: number } | undefined;
   private closedError: ServiceError | undefined;
   /** @internal When Deckhand last sent an input event to this page (Date.now()); settle waits a little after it. */
   lastInputAt = 0;
@@ -92,6 +102,11 @@ export class Page {
       closedError: () => this.closedError,
       navigated: (parameters, result) => this.onNavigate?.(parameters, { url: this.url(), ...result }),
     });
+    this.sessionSettings = new SessionSettings(() => this.sessions, {
+      initScripts: () => this.context.initScripts(),
+      headers: () => this.context.extraHTTPHeaders(),
+    });
+    this.onClose(() => this.events.emit("close", undefined));
   }
 
   // ---------- attaching sessions ----------
@@ -112,6 +127,7 @@ export class Page {
         runImmediately: true,
       }),
       session.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
+      ...this.sessionSettings.setup(session),
     ];
     if (this.settings.viewport && !oopifFrameId) {
       setup.push(
@@ -143,6 +159,7 @@ export class Page {
   }
 
   private listen(session: CdpSession): void {
+    this.events.tap(session);
     this.tree.listen(session);
     this.lifecycle.listen(session);
     this.network.listen(session);
@@ -311,12 +328,46 @@ export class Page {
     return this.navigator.goForward(options);
   }
 
-  /** Waits until the current document of the main frame has reached `state`. */
+  /**
+   * Waits until the current document of the main frame has reached `state`. The second argument
+   * may be the timeout in milliseconds, as the reference library takes it.
+   */
   waitForLoadState(
     state: WaitUntil = "load",
-    options: { timeout?: number; signal?: AbortSignal } = {},
+    options: number | { timeout?: number; signal?: AbortSignal } = {},
   ): Promise<void> {
-    return this.navigator.waitForLoadState(state, options);
+    return this.navigator.waitForLoadState(
+      state,
+      typeof options === "number" ? { timeout: options } : options,
+    );
+  }
+
+  /**
+   * Waits until an element matching `selector` (CSS, XPath or text=; `>>` crosses into frames;
+   * shadow roots are reached) is in `state` (default "visible"); resolves true, or rejects with
+   * ServiceTimeoutError after `timeout` ms (default 30000).
+   */
+  async waitForSelector(
+    selector: string,
+    options: {
+      state?: "attached" | "detached" | "visible" | "hidden";
+      timeout?: number;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<boolean> {
+    this.assertOpen();
+    await this.deepLocator(selector).waitFor({ timeout: 30_000, ...options });
+    return true;
+  }
+
+  /** Waits `ms` milliseconds. Prefer waiting for what you need (waitForSelector, waitForLoadState). */
+  async waitForTimeout(ms: number): Promise<void> {
+    if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) {
+      throw new ServiceInvalidArgumentError(
+        `waitForTimeout needs a number of milliseconds >= 0, got ${String(ms)}.`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
   /** Requests in flight in this page and its frames (EventSource and WebSocket excluded). */
@@ -385,6 +436,98 @@ export class Page {
     return buffer;
   }
 
+  // ---------- settings ----------
+
+  /**
+   * Sets the viewport (CSS pixels; `deviceScaleFactor` default 1): what the page lays out to and
+   * what a screenshot covers.
+   */
+  async setViewportSize(
+    width: number,
+    height: number,
+    options: { deviceScaleFactor?: number } = {},
+  ): Promise<void> {
+    this.assertOpen();
+    const side = (value: unknown, name: string) => {
+      if (typeof value !== "number" || !Number.isInteger(value) || value <= 0 || value > 16_384) {
+        throw new ServiceInvalidArgumentError(
+          `setViewportSize: ${name} must be a whole number of CSS pixels from 1 to 16384, got ${String(value)}.`,
+        );
+      }
+    };
+    side(width, "width");
+    side(height, "height");
+    const deviceScaleFactor = options.deviceScaleFactor ?? 1;
+    if (!(typeof deviceScaleFactor === "number" && deviceScaleFactor > 0 && deviceScaleFactor <= 10)) {
+      throw new ServiceInvalidArgumentError(
+        `setViewportSize: deviceScaleFactor must be a number above 0 and at most 10, got ${String(deviceScaleFactor)}.`,
+      );
+    }
+    await this.session.send("Emulation.setDeviceMetricsOverride", {
+      width,
+      height,
+      deviceScaleFactor,
+      mobile: false,
+    });
+    this.viewport = { width, height, deviceScaleFactor };
+  }
+
+  /** The viewport setViewportSize (or the launch options) set, if any. */
+  viewportSize(): { width: number; height: number } | undefined {
+    const size = this.viewport ?? this.settings.viewport;
+    return size ? { width: size.width, height: size.height } : undefined;
+  }
+
+  /**
+   * Runs `script` in every document this page loads from now on (and in its frames), before the
+   * document's own scripts. A function is called with `arg`.
+   */
+  async addInitScript<Arg>(script: InitScript<Arg>, arg?: Arg): Promise<void> {
+    this.assertOpen();
+    await this.sessionSettings.addInitScript(await initScriptSource(script, arg));
+  }
+
+  /** Headers sent with every request of this page from now on (over the context's of the same name). */
+  async setExtraHTTPHeaders(headers: Record<string, string>): Promise<void> {
+    this.assertOpen();
+    await this.sessionSettings.setPageHeaders(checkHeaders(headers, "setExtraHTTPHeaders"));
+  }
+
+  /** @internal The context added an init script for all its pages. */
+  async contextScriptAdded(source: string): Promise<void> {
+    if (!this.closedError) await this.sessionSettings.installScript(source);
+  }
+
+  /** @internal The context's extra headers changed. */
+  async contextHeadersChanged(): Promise<void> {
+    if (!this.closedError) await this.sessionSettings.applyHeaders();
+  }
+
+  // ---------- events ----------
+
+  /**
+   * Calls `listener` for each `console` message (ConsoleMessage), `dialog` (Dialog: the page waits
+   * until the listener accepts or dismisses it), or once on `close`.
+   */
+  on<E extends PageEventName>(event: E, listener: (value: PageEventMap[E]) => void): this {
+    PageEvents.check(event);
+    this.events.add(event, listener);
+    return this;
+  }
+
+  /** Like on, for the next event only. */
+  once<E extends PageEventName>(event: E, listener: (value: PageEventMap[E]) => void): this {
+    PageEvents.check(event);
+    this.events.addOnce(event, listener);
+    return this;
+  }
+
+  off<E extends PageEventName>(event: E, listener: (value: PageEventMap[E]) => void): this {
+    PageEvents.check(event);
+    this.events.remove(event, listener);
+    return this;
+  }
+
   // ---------- input ----------
 
   /** A real mouse click at viewport coordinates (CSS pixels). */
@@ -411,27 +554,72 @@ export class Page {
     return this.mainFrame().invoke(domRuntime, "scrollByPage", null, direction === "up" ? -1 : 1);
   }
 
-  /** Drags with the mouse from one viewport point to another, in small steps. */
+  /**
+   * Drags with the mouse from one viewport point to another, in small steps: `(from, to, options)`
+   * with `{ x, y }` points, or `(fromX, fromY, toX, toY, options)` as the reference library takes it.
+   */
   async dragAndDrop(
     from: { x: number; y: number },
     to: { x: number; y: number },
-    options: { steps?: number } = {},
-  ): Promise<void> {
+    options?: { steps?: number },
+  ): Promise<void>;
+  async dragAndDrop(
+    fromX: number,
+    fromY: number,
+    toX: number,
+    toY: number,
+    options?: { steps?: number },
+  ): Promise<void>;
+  async dragAndDrop(...args: unknown[]): Promise<void> {
     this.assertOpen();
+    const numeric = typeof args[0] === "number";
+    const from = (numeric ? { x: args[0], y: args[1] } : args[0]) as { x: number; y: number };
+    const to = (numeric ? { x: args[2], y: args[3] } : args[1]) as { x: number; y: number };
+    const options = ((numeric ? args[4] : args[2]) ?? {}) as { steps?: number };
+    for (const point of [from, to]) {
+      if (!point || !Number.isFinite(point.x) || !Number.isFinite(point.y)) {
+        throw new ServiceInvalidArgumentError(
+          "dragAndDrop takes two { x, y } points, or fromX, fromY, toX, toY, in viewport CSS pixels.",
+        );
+      }
+    }
     await this.mouse.move(from.x, from.y);
     await this.mouse.down();
     await this.mouse.move(to.x, to.y, { steps: options.steps ?? 10 });
     await this.mouse.up();
   }
 
-  /** An element in the main frame (CSS, XPath or text=), reaching into shadow roots. */
-  locator(selector: string): Locator {
-    return new Locator(this, this.mainFrame(), selector, false);
+  /** Moves the mouse to a viewport point (CSS pixels) without clicking. */
+  async hover(x: number, y: number): Promise<void> {
+    this.assertOpen();
+    await this.mouse.move(x, y);
+  }
+
+  /** Turns the mouse wheel by (deltaX, deltaY) CSS pixels with the pointer at (x, y). */
+  async scroll(x: number, y: number, deltaX: number, deltaY: number): Promise<void> {
+    this.assertOpen();
+    await this.mouse.move(x, y);
+    await this.mouse.wheel(deltaX, deltaY);
+  }
+
+  /** Sends a DevTools Protocol command on the page's own session (the reference library's sendCDP). */
+  sendCDP<T = unknown>(method: string, params?: object): Promise<T> {
+    this.assertOpen();
+    return (this.session.send as (m: string, p?: object) => Promise<unknown>)(method, params) as Promise<T>;
+  }
+
+  /**
+   * An element in the main frame (CSS, XPath or text=), reaching into shadow roots. When the
+   * selector matches several elements, actions use the first in document order; `strict: true`
+   * makes them fail instead.
+   */
+  locator(selector: string, options: LocatorOptions = {}): Locator {
+    return new Locator(this, this.mainFrame(), selector, false, 0, options);
   }
 
   /** Like locator, but crosses into a frame at each `>>` and at each iframe step of an XPath. */
-  deepLocator(selector: string): Locator {
-    return new Locator(this, this.mainFrame(), selector, true);
+  deepLocator(selector: string, options: LocatorOptions = {}): Locator {
+    return new Locator(this, this.mainFrame(), selector, true, 0, options);
   }
 
   /** @internal */

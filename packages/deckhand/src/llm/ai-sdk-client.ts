@@ -163,7 +163,7 @@ export class AISdkClient implements LLMClient {
 
   /** Resolves the configuration now (so configuration errors surface here); the provider package loads on first use. */
   constructor(model: ModelConfiguration | undefined, options: AISdkClientOptions = {}) {
-    this.model = resolveModel(model, options.env);
+    this.model = resolveModel(model, options.env, (message) => options.log?.warn("llm", message));
     this.modelName = this.model.modelName;
     this.supportsVision = this.model.vision;
     this.maxRetries = options.maxRetries ?? this.model.maxRetries ?? 2;

@@ -10,6 +10,7 @@ import {
   UnsupportedModelError,
 } from "../errors.ts";
 import type { ModelConfiguration } from "../types.ts";
+import { legacyModelName, legacyModelWarning } from "./legacy-models.ts";
 import {
   customCompatibleProvider,
   findProvider,
@@ -130,7 +131,11 @@ function missingKeyError(
  * without a baseURL), or `MissingLLMConfigurationError` (no key where one is needed, no address
  * for vLLM). `undefined` means the default model.
  */
-export function resolveModel(config: ModelConfiguration | undefined, env: Env = process.env): ResolvedModel {
+export function resolveModel(
+  config: ModelConfiguration | undefined,
+  env: Env = process.env,
+  warn?: (message: string) => void,
+): ResolvedModel {
   const isDefault = config === undefined;
   const object: Record<string, unknown> =
     config === undefined
@@ -157,7 +162,9 @@ export function resolveModel(config: ModelConfiguration | undefined, env: Env = 
     const prefix = `${explicitProvider}/`;
     modelId = rawName.startsWith(prefix) ? rawName.slice(prefix.length) : rawName;
   } else {
-    ({ provider: providerName, modelId } = parseModelName(rawName.trim()));
+    const legacy = legacyModelName(rawName);
+    if (legacy) warn?.(legacyModelWarning(rawName.trim(), legacy));
+    ({ provider: providerName, modelId } = parseModelName(legacy ?? rawName.trim()));
   }
 
   const optionBaseURL = readString(object, "baseURL");

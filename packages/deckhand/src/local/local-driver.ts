@@ -1,15 +1,25 @@
 // The LOCAL driver: launches Chromium (or attaches to one, or works in a context it was given) and
 // runs act, observe and extract in this process, with the model called from here.
 
+import { type AgentStreamResult, runAgent } from "../agent/run.ts";
+import type { AgentResult } from "../agent/types.ts";
 import { Browser } from "../browser/browser.ts";
 import type { Context } from "../browser/context.ts";
 import { browserEndpoint } from "../browser/endpoint.ts";
 import { domRuntime } from "../browser/in-page.ts";
-import { launchChrome } from "../browser/launch.ts";
+import { DEFAULT_VIEWPORT, launchChrome } from "../browser/launch.ts";
 import type { Page } from "../browser/page.ts";
 import { ActionCache } from "../cache/action-cache.ts";
 import type { Deadline } from "../deadline.ts";
-import type { ActCall, Driver, ExtractCall, ObserveCall, PageTextCall, SessionInfo } from "../driver.ts";
+import type {
+  ActCall,
+  AgentCall,
+  Driver,
+  ExtractCall,
+  ObserveCall,
+  PageTextCall,
+  SessionInfo,
+} from "../driver.ts";
 import { ServiceInitError } from "../errors.ts";
 import { ModelCaller } from "../llm/caller.ts";
 import type { DeckhandLog } from "../log.ts";
@@ -65,8 +75,10 @@ export class LocalDriver implements Driver {
   private async launchOrAttach(): Promise<Browser> {
     const launch = this.options.localBrowserLaunchOptions ?? {};
     const proxy = launch.proxy;
+    // A browser of the caller's (cdpUrl) keeps its own window size unless a viewport is asked for.
+    const viewport = launch.viewport ?? (launch.cdpUrl ? undefined : DEFAULT_VIEWPORT);
     const settings = {
-      viewport: launch.viewport,
+      viewport,
       ignoreHTTPSErrors: launch.ignoreHTTPSErrors,
       proxyCredentials: proxy?.username
         ? { username: proxy.username, password: proxy.password ?? "" }
@@ -84,7 +96,7 @@ export class LocalDriver implements Driver {
       args: launch.args,
       ignoreDefaultArgs: launch.ignoreDefaultArgs,
       userDataDir: launch.userDataDir,
-      windowSize: launch.viewport,
+      windowSize: viewport,
       devtools: launch.devtools,
       proxy: proxy ? { server: proxy.server, bypass: proxy.bypass } : undefined,
       keepAlive: this.options.keepAlive,
@@ -122,6 +134,7 @@ export class LocalDriver implements Driver {
       model,
       domSettleTimeout: this.options.domSettleTimeout,
       selfHeal: this.options.selfHeal,
+      explicitInstructions: this.options.explicitInstructions,
       deadline,
       observed: this.observed,
     };
@@ -181,6 +194,16 @@ export class LocalDriver implements Driver {
         screenshot: call.screenshot,
       }),
     );
+  }
+
+  agentExecute(page: Page, call: AgentCall, deadline: Deadline): Promise<AgentResult | AgentStreamResult> {
+    return runAgent({
+      host: { ...call.host, cacheStore: this.cache?.store },
+      page,
+      config: call.config,
+      options: call.options,
+      deadline,
+    });
   }
 
   async pageText(page: Page, call: PageTextCall, deadline: Deadline): Promise<string> {

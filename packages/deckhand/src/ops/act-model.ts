@@ -8,13 +8,14 @@
 import { z } from "zod";
 import { absoluteXPath } from "../browser/xpath.ts";
 import type { ActionCache } from "../cache/action-cache.ts";
-import { ServiceElementNotFoundError } from "../errors.ts";
+import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import type { ActResult, Variables } from "../types.ts";
 import { replayFromCache } from "./act-cache.ts";
 import { actResult, failureText, type Performed } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
 import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
 import { ACT_SYSTEM, userMessage } from "./prompts.ts";
@@ -38,8 +39,50 @@ export interface ActParams {
   cache?: ActionCache;
 }
 
-/** act(instruction): the model chooses, Deckhand does. */
+/**
+ * act(instruction): an explicit instruction is carried out without a model when exactly one
+ * visible element fits it (explicit.ts); otherwise the model chooses, Deckhand does.
+ */
 export async function actWithModel(ctx: OperationContext, params: ActParams): Promise<ActResult> {
+  if (!ctx.explicitInstructions) return actByModel(ctx, params);
+  const explicit = await actExplicitly(ctx, params.instruction, params.variables);
+  if (explicit.resolved && !explicit.failed) {
+    ctx.log.info("act", "explicit instruction carried out without a model (0 tokens)", {
+      instruction: params.instruction,
+    });
+    return explicit.result;
+  }
+  ctx.log.debug("act", "not carried out without a model; asking the model", {
+    why: explicit.resolved ? explicit.result.message : explicit.reason,
+  });
+  try {
+    return await actByModel(ctx, params);
+  } catch (error) {
+    if (!(error instanceof MissingLLMConfigurationError)) throw error;
+    const fallback = needsModel(params.instruction, explicit, error);
+    if (fallback instanceof Error) throw fallback;
+    return fallback;
+  }
+}
+
+/** With no model: the explicit attempt's failure as it was, or why this instruction needs one. */
+function needsModel(
+  instruction: string,
+  explicit: ExplicitOutcome,
+  error: MissingLLMConfigurationError,
+): MissingLLMConfigurationError | ActResult {
+  if (explicit.resolved) return explicit.result;
+  return new MissingLLMConfigurationError(
+    `The instruction ${JSON.stringify(instruction)} needs a model: ${explicit.reason}. ` +
+      "Without a model, act() carries out only explicit instructions that name one visible element " +
+      '(for example "click the Sign in button", "type %email% into the Email field"). ' +
+      error.message,
+    { cause: error },
+  );
+}
+
+/** act(instruction) by the model: it chooses, Deckhand does. */
+async function actByModel(ctx: OperationContext, params: ActParams): Promise<ActResult> {
   const { instruction, variables } = params;
   const startUrl = ctx.page.url();
   const cacheKey = params.cache?.key(instruction, startUrl, variables);

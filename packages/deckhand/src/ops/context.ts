@@ -16,6 +16,8 @@ export interface OperationContext {
   model: ModelConfiguration | undefined;
   domSettleTimeout: number;
   selfHeal: boolean;
+  /** Explicit instructions are carried out without a model when one element fits (explicit.ts). */
+  explicitInstructions: boolean;
   /**
    * The operation's time limit and cancellation: every wait is bounded by it, every model call
    * aborts with it, and nothing acts on the page once it has aborted.

@@ -2,12 +2,14 @@
 // the page API over the service's CDP proxy, so `page.goto`, locators and screenshots work as in
 // LOCAL mode. The operation's deadline travels as the request's signal (and `timeout` in its body).
 
+import type { AgentResult } from "../agent/types.ts";
 import type { Browser } from "../browser/browser.ts";
 import type { Context } from "../browser/context.ts";
 import type { Page } from "../browser/page.ts";
 import type { Deadline } from "../deadline.ts";
 import type {
   ActCall,
+  AgentCall,
   CallOptions,
   Driver,
   ExtractCall,
@@ -15,7 +17,7 @@ import type {
   PageTextCall,
   SessionInfo,
 } from "../driver.ts";
-import { ServiceError, ServiceInitError } from "../errors.ts";
+import { ServiceError, ServiceInitError, ServiceInvalidArgumentError } from "../errors.ts";
 import type { DeckhandLog } from "../log.ts";
 import type { ResolvedOptions } from "../options.ts";
 import type { Action, ActResult, DeckhandMetrics, ExtractPageTextResult } from "../types.ts";
@@ -81,6 +83,40 @@ export class RemoteDriver implements Driver {
 
   extract(page: Page, call: ExtractCall, deadline: Deadline): Promise<unknown> {
     return this.remote.extract(call.instruction, call.schema, call, this.callOptions(page, call, deadline));
+  }
+
+  /**
+   * The run happens on the service. What cannot cross the wire (functions, clients, schemas the
+   * service would have to validate, a stream) is a clear error before any request.
+   */
+  async agentExecute(page: Page, call: AgentCall, deadline: Deadline): Promise<AgentResult> {
+    const { config, options } = call;
+    const local = [
+      config.tools && Object.keys(config.tools).length ? "agent tools (config.tools)" : "",
+      config.integrations?.length ? "MCP integrations (config.integrations)" : "",
+      config.stream ? "stream: true" : "",
+      options.callbacks && Object.keys(options.callbacks).length ? "callbacks" : "",
+      options.output ? "output" : "",
+      options.excludeTools?.length ? "excludeTools" : "",
+      options.messages?.length ? "messages" : "",
+    ].filter(Boolean);
+    if (local.length)
+      throw new ServiceInvalidArgumentError(
+        `agent().execute() in REMOTE mode cannot use ${local.join(", ")}: the run happens on the service and ` +
+          "these live in this process. Run the agent in LOCAL mode to use them.",
+      );
+    const data = await this.remote.agentExecute(
+      config,
+      {
+        instruction: options.instruction,
+        ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+        ...(options.toolTimeout !== undefined ? { toolTimeout: options.toolTimeout } : {}),
+        ...(options.highlightCursor !== undefined ? { highlightCursor: options.highlightCursor } : {}),
+        ...(options.variables ? { variables: options.variables } : {}),
+      },
+      { ...this.callOptions(page, {}, deadline), serverCache: this.options.serverCache },
+    );
+    return data.result as unknown as AgentResult;
   }
 
   async pageText(page: Page, call: PageTextCall, deadline: Deadline): Promise<string> {

@@ -112,6 +112,7 @@ export class RemoteSession {
           verbose: this.options.verbose,
           systemPrompt: this.options.systemPrompt,
           selfHeal: this.options.selfHeal,
+          explicitInstructions: this.options.explicitInstructions,
           experimental: this.options.experimental,
           ...(this.options.sessionCreateParams || this.options.keepAlive
             ? {
@@ -219,7 +220,7 @@ export class RemoteSession {
   ): Promise<unknown> {
     const { model, request } = this.callParts(options);
     const prepared = schema ? toResponseSchema(schema) : undefined;
-    const data = await this.client.request<{ result: unknown }>(
+    const data = await this.client.request<{ result: unknown; cacheStatus?: "HIT" | "MISS" }>(
       "POST",
       this.path("extract"),
       {
@@ -236,10 +237,14 @@ export class RemoteSession {
       },
       instruction ? request : { ...request, bypassCache: true },
     );
-    if (!prepared) return data.result;
-    const { cacheStatus, ...value } = (data.result ?? {}) as Record<string, unknown>;
-    const raw = prepared.wrapped || Array.isArray(data.result) ? data.result : value;
-    const checked = await prepared.parse(raw);
+    // The service sends cacheStatus beside the result; spec 2.9 returns it with the result.
+    const { cacheStatus } = data;
+    if (!prepared) {
+      return cacheStatus !== undefined && isPlainObject(data.result)
+        ? { ...data.result, cacheStatus }
+        : data.result;
+    }
+    const checked = await prepared.parse(data.result);
     if (!checked.ok) throw new ZodSchemaValidationError(checked.path, checked.reason, checked.issues);
     return cacheStatus !== undefined &&
       typeof checked.value === "object" &&
@@ -247,6 +252,50 @@ export class RemoteSession {
       !Array.isArray(checked.value)
       ? { ...(checked.value as object), cacheStatus }
       : checked.value;
+  }
+
+  /** agentExecute: the run happens on the service; its log lines arrive as it goes. */
+  async agentExecute(
+    config: {
+      model?: ModelConfiguration;
+      executionModel?: ModelConfiguration;
+      systemPrompt?: string;
+      mode?: string;
+      cua?: boolean;
+    },
+    execute: {
+      instruction: string;
+      maxSteps?: number;
+      toolTimeout?: number;
+      highlightCursor?: boolean;
+      variables?: Variables;
+    },
+    options: RemoteCallOptions & { shouldCache?: boolean },
+  ): Promise<{ result: Record<string, unknown>; cacheEntry?: Record<string, unknown> }> {
+    const { model, request } = this.callParts({ ...options, model: config.model ?? options.model });
+    const execution = splitModel(config.executionModel);
+    if (execution.key && request.modelApiKey && execution.key !== request.modelApiKey)
+      throw new ServiceEnvironmentError(
+        "executionModel.apiKey",
+        "in REMOTE mode the agent's model and its executionModel share one key (x-model-api-key); use the same key or leave executionModel's key out",
+      );
+    return this.client.request<{ result: Record<string, unknown>; cacheEntry?: Record<string, unknown> }>(
+      "POST",
+      this.path("agentExecute"),
+      {
+        agentConfig: {
+          ...(model ? { model } : {}),
+          ...(execution.model ? { executionModel: execution.model } : {}),
+          ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
+          ...(config.mode ? { mode: config.mode } : {}),
+          ...(config.cua !== undefined ? { cua: config.cua } : {}),
+        },
+        executeOptions: execute,
+        ...(options.frameId ? { frameId: options.frameId } : {}),
+        ...(options.shouldCache ? { shouldCache: true } : {}),
+      },
+      { ...request, modelApiKey: request.modelApiKey ?? execution.key },
+    );
   }
 
   /** Metrics of the session, from the service's replay record (section 2.12). */
@@ -273,4 +322,8 @@ export class RemoteSession {
     if (!this.sessionId) return;
     await this.client.request("POST", this.path("end"));
   }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -178,18 +178,29 @@ export class ServiceClient {
             type: "system" | "log";
             data: {
               status: string;
-              message?: string;
+              /** A log line object; a plain string from services before it. */
+              message?: string | { category?: string; message?: string };
               result?: unknown;
+              actionId?: string;
+              cacheStatus?: string;
               error?: string;
               code?: string;
               details?: ErrorDetails;
             };
           };
           if (event.type === "log" && event.data.message) {
-            if (options.onLog) options.onLog(event.data.message);
-            else this.log.debug("remote", event.data.message);
+            const line = event.data.message;
+            const text =
+              typeof line === "string" ? line : `${line.category ?? "service"}: ${line.message ?? ""}`;
+            if (options.onLog) options.onLog(text);
+            else this.log.debug("remote", text);
           } else if (event.type === "system" && event.data.status === "finished") {
-            return { result: event.data.result } as T;
+            const { result, actionId, cacheStatus } = event.data;
+            return {
+              result,
+              ...(actionId !== undefined ? { actionId } : {}),
+              ...(cacheStatus !== undefined ? { cacheStatus } : {}),
+            } as T;
           } else if (event.type === "system" && event.data.status === "error") {
             throw this.errorFrom(
               500,

@@ -2,7 +2,7 @@
 // (127.0.0.2 and 127.0.0.3 beside 127.0.0.1). Checks that the cross-site ones really are separate
 // targets, and that deepLocator reaches into all of them, with `>>` and with XPath iframe steps.
 
-import type { Frame, Page } from "deckhand";
+import { DEFAULT_VIEWPORT, type Frame, type Page } from "deckhand";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import {
@@ -158,9 +158,17 @@ describe("cross-site frames", () => {
 
   it("are clicked after scrolling the top page to them", async () => {
     const page = await show("frames/mixed.html");
-    await page.deepLocator("#nested >> #inner >> #child-button").click();
-    expect(await page.deepLocator("#nested >> #inner >> #child-result").textContent()).toBe("child clicked");
-    expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
+    // Small enough that the nested frame starts below the fold.
+    await page.setViewportSize(780, 437);
+    try {
+      await page.deepLocator("#nested >> #inner >> #child-button").click();
+      expect(await page.deepLocator("#nested >> #inner >> #child-result").textContent()).toBe(
+        "child clicked",
+      );
+      expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
+    } finally {
+      await page.setViewportSize(DEFAULT_VIEWPORT.width, DEFAULT_VIEWPORT.height);
+    }
   });
 
   it("are not clicked through something that covers their iframe: ServiceClickError says what", async () => {

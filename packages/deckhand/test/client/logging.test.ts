@@ -1,5 +1,10 @@
-import { DeckhandLog, type LogLine, SecretRedactor } from "deckhand";
-import { describe, expect, test } from "vitest";
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type FixtureServer, startFixtureServer } from "@deckhand/testkit";
+import { DeckhandLog, formatLogLine, type LogLine, SecretRedactor } from "deckhand";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startDeckhand } from "../support/browser.ts";
 
 describe("log lines", () => {
@@ -129,4 +134,84 @@ describe("the rule for secrets of every length", () => {
       n: 1,
     });
   });
+});
+
+const run = promisify(execFile);
+
+describe("the default logger's format", () => {
+  const child = fileURLToPath(new URL("./children/log-format.ts", import.meta.url));
+  let site: FixtureServer;
+  beforeAll(async () => {
+    site = await startFixtureServer();
+  });
+  afterAll(async () => {
+    await site?.close();
+  });
+
+  /** Runs the child with stderr a pipe, or (tty) a pseudo-terminal made by script(1); answers stderr. */
+  async function stderrOf(format: string, tty: boolean, env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const node = [
+      process.execPath,
+      "--conditions=deckhand-source",
+      "--no-warnings",
+      child,
+      format,
+      site.url("explicit/login.html"),
+    ];
+    const fullEnv = { ...process.env, DECKHAND_LOG_FORMAT: "", ...env };
+    if (!tty) {
+      const { stderr } = await run(node[0]!, node.slice(1), { env: fullEnv, timeout: 60_000 });
+      return stderr;
+    }
+    // script(1) gives the child a terminal; what it wrote there comes back on script's stdout.
+    const quoted = node.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+    const { stdout } = await run("script", ["-qec", `${quoted} 1>/dev/null`, "/dev/null"], {
+      env: fullEnv,
+      timeout: 60_000,
+    });
+    return stdout;
+  }
+
+  test("formats a line as time, level, category, message and key=value details", () => {
+    const line: LogLine = {
+      category: "act",
+      message: "Done: click the Sign in button.",
+      level: 1,
+      timestamp: "2026-11-23T07:50:01.234Z",
+      auxiliary: { success: { value: "true", type: "boolean" }, why: { value: "two words", type: "string" } },
+    };
+    expect(formatLogLine(line, "info")).toBe(
+      '07:50:01.234 INFO  [act] Done: click the Sign in button.  success=true why="two words"',
+    );
+    expect(formatLogLine(line, "warn", true)).toContain("\x1b[33mWARN \x1b[0m");
+  });
+
+  test.skipIf(!existsSync("/usr/bin/script"))(
+    "is readable on a terminal by default",
+    async () => {
+      const raw = await stderrOf("unset", true);
+      expect(raw).toContain("\x1b["); // tinted for the terminal
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes
+      const out = raw.replace(/\x1b\[\d+m/g, "");
+      expect(out).toMatch(
+        /\d\d:\d\d:\d\d\.\d{3} .*INFO .*\[act\].* explicit instruction carried out without a model/,
+      );
+      expect(out).not.toMatch(/^\{"level"/m);
+      expect(out).not.toContain("hunter2-log-secret");
+    },
+    90_000,
+  );
+
+  test("is JSON lines when stderr is not a terminal, and readable when asked", async () => {
+    const json = await stderrOf("unset", false);
+    const lines = json.split("\n").filter((l) => l.startsWith("{"));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.map((l) => JSON.parse(l).category)).toContain("act");
+    const pretty = await stderrOf("pretty", false);
+    expect(pretty).toMatch(/INFO {2}\[act\] /);
+    expect(pretty).not.toContain('{"level"');
+    const byEnv = await stderrOf("unset", false, { DECKHAND_LOG_FORMAT: "pretty" });
+    expect(byEnv).toMatch(/INFO {2}\[act\] /);
+    for (const out of [json, pretty, byEnv]) expect(out).not.toContain("hunter2-log-secret");
+  }, 120_000);
 });

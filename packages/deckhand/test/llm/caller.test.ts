@@ -365,12 +365,27 @@ describe("ModelCaller with an OpenAI-compatible provider", () => {
 });
 
 describe("ModelCaller configuration errors (no HTTP call is made)", () => {
-  it("throws InvalidAISDKModelFormatError for a model string without a provider", async () => {
-    const { modelCaller } = caller({ model: "gpt-4o" });
+  it("throws InvalidAISDKModelFormatError for a model string without a provider of no known family", async () => {
+    const { modelCaller } = caller({ model: "mystery-model-7" });
     await expect(modelCaller.call({ operation: "act", messages: prompt("x") })).rejects.toBeInstanceOf(
       InvalidAISDKModelFormatError,
     );
     expect(server.callCount).toBe(0);
+  });
+
+  it("reads a bare legacy name (gpt-4o) as its provider's, with a deprecation warning", async () => {
+    server.on("say hello", "Hello there.");
+    const { modelCaller, lines } = caller({ model: openaiModel(server, { modelName: "gpt-4o" }) });
+    const result = await modelCaller.call({ operation: "act", messages: prompt("Please say hello") });
+    expect(result.modelName).toBe("openai/gpt-4o");
+    expect(server.lastRequest?.model).toBe("gpt-4o");
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        category: "llm",
+        level: 0,
+        message: expect.stringContaining('Bare model names are deprecated: write "openai/gpt-4o"'),
+      }),
+    );
   });
 
   it("throws UnsupportedModelError for an unknown provider", async () => {

@@ -16,7 +16,7 @@ describe("resolveModel", () => {
     expect(model.baseURL).toBe("https://api.together.xyz/v1");
   });
 
-  it.each(["gpt-4o", "/gpt-4o", "openai/", "", "open ai/gpt-4o"])(
+  it.each(["mystery-model-7", "/gpt-4o", "openai/", "", "open ai/gpt-4o"])(
     "throws InvalidAISDKModelFormatError for %j",
     (name) => {
       const run = () => resolveModel(name, {});
@@ -24,6 +24,16 @@ describe("resolveModel", () => {
       else expect(run).toThrow(InvalidAISDKModelFormatError);
     },
   );
+
+  it("reads a bare name of a known family as its provider's, and says so through warn", () => {
+    const warnings: string[] = [];
+    const resolved = resolveModel({ modelName: "claude-3-7-sonnet-latest", apiKey: "k" }, {}, (m) =>
+      warnings.push(m),
+    );
+    expect(resolved.modelName).toBe("anthropic/claude-3-7-sonnet-latest");
+    expect(resolved.modelId).toBe("claude-3-7-sonnet-latest");
+    expect(warnings).toEqual([expect.stringContaining('write "anthropic/claude-3-7-sonnet-latest"')]);
+  });
 
   it("throws UnsupportedModelError naming the supported providers for an unknown one", () => {
     let error: unknown;

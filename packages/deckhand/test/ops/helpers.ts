@@ -79,7 +79,13 @@ export async function opsFixture(
     startFixtureServer(),
     mode === "REMOTE" ? startTestService() : undefined,
   ]);
-  const options = { model: modelConfig(model), ...(typeof extra === "function" ? extra(model) : extra) };
+  // These tests are about the model's part: explicit instructions (explicit.test.ts) are off unless
+  // a test turns them on, so "click increment" reaches the scripted model.
+  const options = {
+    model: modelConfig(model),
+    explicitInstructions: false,
+    ...(typeof extra === "function" ? extra(model) : extra),
+  };
   let dh: Deckhand;
   try {
     if (service) {
@@ -119,7 +125,13 @@ export async function anotherDeckhand(
   fx: OpsFixture,
   options: Partial<DeckhandOptions> = {},
 ): Promise<Deckhand> {
-  const all = { verbose: 0 as const, disablePino: true, model: modelConfig(fx.model), ...options };
+  const all = {
+    verbose: 0 as const,
+    disablePino: true,
+    model: modelConfig(fx.model),
+    explicitInstructions: false,
+    ...options,
+  };
   if (fx.service) {
     const dh = new Deckhand(remoteOptions(fx.service, all));
     await dh.init();

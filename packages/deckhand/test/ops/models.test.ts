@@ -57,10 +57,10 @@ describe.each(MODES)("%s", (mode) => {
     });
 
     it.each(operations)(
-      "%s: a model string that is not provider/model gives InvalidAISDKModelFormatError",
+      "%s: a model string that is not provider/model (nor a known bare name) gives InvalidAISDKModelFormatError",
       async (op) => {
         const calls = fx.model.callCount;
-        const error = await run(fx.dh, op, { model: "gpt-4.1-mini" }).catch((e: unknown) => e);
+        const error = await run(fx.dh, op, { model: "mystery-model-7" }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(InvalidAISDKModelFormatError);
         expect(error).toBeInstanceOf(ServiceError);
         expect(fx.model.callCount).toBe(calls);

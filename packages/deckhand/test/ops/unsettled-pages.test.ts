@@ -64,7 +64,10 @@ describe.each(MODES)("%s", (mode) => {
     expect(questions[0]!.lastUserText).not.toContain("button: Continue");
   });
 
-  it("observe looks once more too, and finds what a young page rendered late", async () => {
+  // Retried: its premise is that observe's first look comes before the page's 1.3 s timer, and now
+  // and then (LOCAL and REMOTE, on a busy 2-core machine) the first look itself comes ~1.9 s after
+  // goto(), when the button is already there. Not understood yet; see the closing note of issue 9.
+  it("observe looks once more too, and finds what a young page rendered late", { retry: 2 }, async () => {
     await open(fx, "unsettled/timer.html?ms=1300");
     fx.model.on(match.schemaName("observe"), (request) => {
       const found = /\[(\d+)\] button: Continue/.exec(request.lastUserText);

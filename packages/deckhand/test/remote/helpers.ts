@@ -41,6 +41,8 @@ export async function remoteFixture(): Promise<RemoteFixture> {
     verbose: 0,
     disablePino: true,
     model: { modelName: MODEL_NAME, apiKey: MODEL_KEY, baseURL: model.baseURL },
+    // "click increment" is for the scripted model here, not an explicit instruction.
+    explicitInstructions: false,
     ...extra,
   });
   const client = (extra?: Partial<DeckhandOptions>) => {

@@ -40,23 +40,28 @@ describe("init()", () => {
     expect(dh.connectURL()).toBe(`${fx.service.url.replace("http:", "ws:")}/v1/sessions/${dh.sessionId}/cdp`);
   });
 
-  it("sets the session id, the session URL (its replay) and the debug URL (its CDP proxy)", async () => {
+  it("sets the session id, the session URL (its page) and the debug URL (its debugger), signed links", async () => {
     const dh = fx.client();
     expect([dh.sessionId, dh.sessionUrl, dh.debugUrl]).toEqual([undefined, undefined, undefined]);
     await dh.init();
     const id = dh.sessionId!;
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(dh.sessionUrl).toBe(`${fx.service.url}/v1/sessions/${id}/replay`);
-    expect(dh.debugUrl).toBe(`${fx.service.url.replace("http:", "ws:")}/v1/sessions/${id}/cdp`);
+    expect(dh.sessionUrl).toMatch(
+      new RegExp(`^${fx.service.url}/v1/sessions/${id}/view\\?token=[\\w-]+\\.[\\w-]+$`),
+    );
+    expect(dh.debugUrl).toMatch(
+      new RegExp(`^${fx.service.url}/v1/sessions/${id}/debug\\?token=[\\w-]+\\.[\\w-]+$`),
+    );
     expect([dh.browserbaseSessionID, dh.browserbaseSessionURL, dh.browserbaseDebugURL]).toEqual([
       dh.sessionId,
       dh.sessionUrl,
       dh.debugUrl,
     ]);
-    // The session URL answers with the session's record.
-    const response = await fetch(dh.sessionUrl!, { headers: { "x-platform-api-key": fx.service.apiKey } });
+    // The session URL opens the session's page with no key.
+    const response = await fetch(dh.sessionUrl!);
     expect(response.status).toBe(200);
-    expect((await response.json()).data).toHaveProperty("pages");
+    expect(response.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await response.text()).toContain(`Session ${id}`);
   });
 
   it.each([

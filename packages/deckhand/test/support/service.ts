@@ -79,8 +79,12 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
     otherApiKey: otherKey.key,
     createKey: async () => (await store.createKey({ name: "fresh project" })).key,
     storedText: async () => {
-      const files = await readdir(dir);
-      const contents = await Promise.all(files.map((file) => readFile(join(dir, file))));
+      // Every file the store wrote: the database, and the step screenshots in folders under it.
+      const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+      const files = entries
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name));
+      const contents = await Promise.all(files.map((file) => readFile(file)));
       return contents.map((bytes) => bytes.toString("latin1")).join("\n");
     },
     service: running,

@@ -9,7 +9,7 @@
 // model. The library reads an entry and, when the replay fails, asks the model and writes the
 // entry again; so a HIT is "an entry was found, nothing was written, and the act succeeded".
 
-import type { CacheEntry as ActionCacheEntry, ActionCacheStore, ActResult } from "deckhand";
+import type { CacheEntry as ActionCacheEntry, ActionCacheStore } from "deckhand";
 import type { ProjectCache } from "./server-cache.ts";
 
 export type CacheStatus = "HIT" | "MISS";
@@ -27,8 +27,11 @@ export class SessionActionCache implements ActionCacheStore {
   readonly label = "the server cache";
   private call: CacheCall | undefined;
 
-  /** Runs one act with the project's cache in play and says whether it was served from it. */
-  async during<T extends ActResult>(
+  /**
+   * Runs one act (or agent run: its stored runs are entries of this cache too) with the project's
+   * cache in play and says whether it was served from it.
+   */
+  async during<T extends { success: boolean }>(
     cache: ProjectCache,
     act: () => Promise<T>,
   ): Promise<{ result: T; cacheStatus: CacheStatus }> {

@@ -22,12 +22,13 @@ import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
 import type { KeyVerifier } from "../auth.ts";
 import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../defaults.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, sessionEnded } from "../errors.ts";
 import type { RevocationWatch } from "../key-revocation.ts";
 import { loadActiveSession } from "../routes/session-access.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import type { SessionManager } from "../sessions/session-manager.ts";
-import type { Store } from "../store/store.ts";
+import type { SessionRecord, Store } from "../store/store.ts";
+import { linkNotFound, type SessionLinks } from "../viewer/session-links.ts";
 import { CdpIsolation } from "./isolation.ts";
 
 export interface CdpProxyDeps {
@@ -35,11 +36,13 @@ export interface CdpProxyDeps {
   verifier: KeyVerifier;
   sessions: SessionManager;
   revocations: RevocationWatch;
+  /** Checks the signed `?token=` of a cdpUrl from the start response. */
+  links: SessionLinks;
   /** Largest message a client may send, in bytes. */
   maxMessageBytes?: number;
 }
 
-const PATH = /^\/v1\/sessions\/([^/?#]+)\/cdp$/;
+const PATH = /^\/v1\/sessions\/([^/?#]+)\/(cdp|devtools)$/;
 /** Activity on the connection counts against the idle timeout at most this often. */
 const TOUCH_EVERY_MS = 1000;
 /** Bytes waiting for a client that does not read, beyond which it is disconnected. */
@@ -58,8 +61,30 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
  * function that cuts it: nothing more passes either way, and the socket goes even if the client
  * does not answer the close.
  */
-function bridge(client: WebSocket, session: LiveSession): (code: number, reason: string) => void {
+/**
+ * `browser`: the client speaks to the browser target (connectOverCDP, the REMOTE client). `page`:
+ * the client speaks to the session's active page, as a DevTools front end does to
+ * /devtools/page/{id}: what it sends without a session id goes to that page's session (attached
+ * for it through the same isolation rules), and that session's messages reach it without one.
+ */
+export type BridgeMode = "browser" | "page";
+
+/** The id of the proxy's own Target.attachToTarget in page mode (a front end's ids start at 1). */
+const PAGE_ATTACH_ID = 2_000_000_000;
+
+function bridge(
+  client: WebSocket,
+  session: LiveSession,
+  mode: BridgeMode = "browser",
+): (code: number, reason: string) => void {
   let closed = false;
+  /** Page mode: the session of the page the client speaks to. */
+  let pageSession: string | undefined;
+  const toPage = (text: string): string => {
+    const message = JSON.parse(text) as { sessionId?: string };
+    if (message.sessionId === undefined) message.sessionId = pageSession;
+    return JSON.stringify(message);
+  };
   const close = (code: number, reason: string) => {
     if (closed) return;
     closed = true;
@@ -74,6 +99,26 @@ function bridge(client: WebSocket, session: LiveSession): (code: number, reason:
   const isolation = new CdpIsolation({
     toClient: (text) => {
       if (client.readyState !== WebSocket.OPEN) return;
+      if (mode === "page") {
+        const message = JSON.parse(text) as {
+          id?: number;
+          sessionId?: string;
+          result?: { sessionId?: unknown };
+        };
+        if (message.id === PAGE_ATTACH_ID && message.sessionId === undefined) {
+          if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");
+          else {
+            pageSession = message.result.sessionId;
+            started = true;
+            for (const queuedText of queued.splice(0)) isolation.fromClient(toPage(queuedText));
+          }
+          return;
+        }
+        if (pageSession !== undefined && message.sessionId === pageSession) {
+          delete message.sessionId;
+          text = JSON.stringify(message);
+        }
+      }
       if (client.bufferedAmount > MAX_BUFFERED_BYTES) {
         close(1008, "The client does not read its messages.");
         return;
@@ -92,13 +137,20 @@ function bridge(client: WebSocket, session: LiveSession): (code: number, reason:
   let started = false;
   client.on("message", (data) => {
     const now = Date.now();
+    session.lastClientMessageAt = now;
     if (now - lastTouch > TOUCH_EVERY_MS) {
       lastTouch = now;
       session.touch();
     }
     const text = data.toString();
-    if (started) isolation.fromClient(text);
-    else queued.push(text);
+    if (!started) queued.push(text);
+    else if (mode === "page") {
+      try {
+        isolation.fromClient(toPage(text));
+      } catch {
+        close(1007, "Not a CDP message.");
+      }
+    } else isolation.fromClient(text);
   });
 
   session.clientConnected();
@@ -108,6 +160,19 @@ function bridge(client: WebSocket, session: LiveSession): (code: number, reason:
 
   isolation.start(session.cdp.browser.connection).then(
     () => {
+      if (mode === "page") {
+        const targetId = session.dh.context.activePage()?.targetId;
+        if (!targetId) close(1011, "The session has no page.");
+        else
+          isolation.fromClient(
+            JSON.stringify({
+              id: PAGE_ATTACH_ID,
+              method: "Target.attachToTarget",
+              params: { targetId, flatten: true },
+            }),
+          );
+        return;
+      }
       started = true;
       for (const text of queued.splice(0)) isolation.fromClient(text);
     },
@@ -138,20 +203,35 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
       return;
     }
     const id = decodeURIComponent(match[1]!);
-    const header = request.headers["x-platform-api-key"];
+    // /devtools: the debugger's front end, on the session's active page, with a signed token only.
+    const mode: BridgeMode = match[2] === "devtools" ? "page" : "browser";
+    const header = request.headers["x-platform-api-key"] ?? request.headers["x-bb-api-key"];
     const key = (typeof header === "string" && header) || url.searchParams.get("apiKey") || "";
+    const token = url.searchParams.get("token");
 
     (async () => {
-      if (!key) {
-        throw new ApiError(
-          401,
-          "UNAUTHORIZED",
-          "Missing API key: send it in the x-platform-api-key header, or as ?apiKey= where headers cannot be set.",
-        );
+      let record: SessionRecord;
+      let keyId: string;
+      if (mode === "page" && (key || token === null)) throw linkNotFound();
+      if (!key && token !== null) {
+        // The cdpUrl of the start response: a short-lived token signed for this session.
+        const opened = await deps.links.open(id, token, "cdp");
+        if (opened.session.status !== "active") throw sessionEnded(id);
+        record = opened.session;
+        keyId = opened.keyId;
+      } else {
+        if (!key) {
+          throw new ApiError(
+            401,
+            "UNAUTHORIZED",
+            "Missing API key: send it in the x-platform-api-key header, or use the session's cdpUrl (signed).",
+          );
+        }
+        const auth = await deps.verifier.verify(key);
+        if (!auth) throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key.");
+        record = await loadActiveSession(deps.store, auth, id);
+        keyId = auth.keyId;
       }
-      const auth = await deps.verifier.verify(key);
-      if (!auth) throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key.");
-      const record = await loadActiveSession(deps.store, auth, id);
       const session = await deps.sessions.require(record);
       if (session.ended || socket.destroyed) {
         throw new ApiError(410, "SESSION_ENDED", `Session ${JSON.stringify(id)} has ended.`);
@@ -159,8 +239,8 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
       wss.handleUpgrade(request, socket, head, (client) => {
         open.add(client);
         app.log.info({ sessionId: id }, "CDP proxy connected");
-        const cut = bridge(client, session);
-        const untrack = deps.revocations.track(auth.keyId, () => cut(1008, "The API key was revoked."));
+        const cut = bridge(client, session, mode);
+        const untrack = deps.revocations.track(keyId, () => cut(1008, "The API key was revoked."));
         client.on("close", () => {
           open.delete(client);
           untrack();

@@ -131,6 +131,35 @@ const flattenOnly: Check = async (params) =>
 
 const tabLimit: Check = (_params, scope) => scope.tabLimitProblem();
 
+/** Largest side, in pixels, of a viewport, screen or window a client may ask for (as at session start). */
+export const MAX_SIDE = 4096;
+/** Largest device scale factor or screenshot scale a client may ask for. */
+export const MAX_SCALE = 4;
+
+/**
+ * Sizes the browser would allocate for: a viewport of 100,000 x 100,000 pixels, or a scale of 50,
+ * makes the renderer (and a screenshot) take gigabytes in a process other tenants' pages may share.
+ * `pick` finds the object holding the fields (the params themselves, or a nested one).
+ */
+function sizes(pick: (params: Json) => unknown = (p) => p): Check {
+  return async (params) => {
+    const box = pick(params);
+    if (box === undefined || box === null || typeof box !== "object") return undefined;
+    const fields = box as Record<string, unknown>;
+    for (const name of ["width", "height", "screenWidth", "screenHeight"]) {
+      const value = fields[name];
+      if (value !== undefined && !(typeof value === "number" && value >= 0 && value <= MAX_SIDE))
+        return `\`${name}\` must be a number from 0 to ${MAX_SIDE} pixels`;
+    }
+    for (const name of ["deviceScaleFactor", "scale"]) {
+      const value = fields[name];
+      if (value !== undefined && !(typeof value === "number" && value >= 0 && value <= MAX_SCALE))
+        return `\`${name}\` must be a number from 0 to ${MAX_SCALE}`;
+    }
+    return undefined;
+  };
+}
+
 const allow: Rule = { on: "target", checks: [] };
 
 // ---------- the list ----------
@@ -703,8 +732,12 @@ const SPECIAL: Record<string, Rule> = {
   // What names a window.
   "Browser.getWindowForTarget": { on: "any", checks: [target("targetId", true)] },
   "Browser.getWindowBounds": { on: "any", checks: [windowOf()] },
-  "Browser.setWindowBounds": { on: "any", checks: [windowOf()] },
-  "Browser.setContentsSize": { on: "any", checks: [windowOf()] },
+  "Browser.setWindowBounds": { on: "any", checks: [windowOf(), sizes((p) => p.bounds)] },
+  "Browser.setContentsSize": { on: "any", checks: [windowOf(), sizes()] },
+  // What the browser allocates memory for.
+  "Emulation.setDeviceMetricsOverride": { on: "target", checks: [sizes()] },
+  "Emulation.setVisibleSize": { on: "target", checks: [sizes()] },
+  "Page.captureScreenshot": { on: "target", checks: [sizes((p) => p.clip)] },
   // What names a target.
   "Target.attachToTarget": { on: "any", checks: [flattenOnly, target()] },
   "Target.activateTarget": { on: "any", checks: [target()] },

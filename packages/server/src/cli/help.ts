@@ -45,6 +45,8 @@ Options:
                                 end a session started without keepAlive this many seconds after its last
                                 CDP client disconnected, unless a request comes
                                 (default ${DEFAULT_SESSION_DISCONNECT_GRACE_MS / 1000})
+  --screenshot-retention DAYS   keep the screenshot of every step (the session page at sessionUrl) this many
+                                days; 0 takes none (default 7)
   --body-limit BYTES            largest request body; larger answer 413 (default ${DEFAULT_BODY_LIMIT})
   --isolation MODE              who may share a Chromium process: project (sessions of one project, each in
                                 its own browser context; the default) or session (every session has its own

@@ -41,6 +41,8 @@ export interface ServeOptions extends StoreLocation {
   modelBaseUrlHosts: EgressPolicy;
   shutdownGraceMs?: number;
   nodeLeaseMs?: number;
+  /** Days the step screenshots are kept; 0: none are taken. */
+  screenshotRetentionDays?: number;
 }
 
 export type Command =
@@ -72,6 +74,7 @@ const OPTIONS = {
   "cdp-max-message-bytes": { type: "string" },
   "shutdown-grace": { type: "string" },
   "node-lease": { type: "string" },
+  "screenshot-retention": { type: "string" },
   "database-schema": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
@@ -97,6 +100,7 @@ const SERVE_ONLY = [
   "cdp-max-message-bytes",
   "shutdown-grace",
   "node-lease",
+  "screenshot-retention",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -209,6 +213,8 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (shutdownGrace !== undefined) serve.shutdownGraceMs = shutdownGrace * 1000;
     const lease = seconds("node-lease", values["node-lease"]);
     if (lease !== undefined) serve.nodeLeaseMs = lease * 1000;
+    const retention = integer("screenshot-retention", values["screenshot-retention"], 0, 3650);
+    if (retention !== undefined) serve.screenshotRetentionDays = retention;
     const bodyLimit = integer("body-limit", values["body-limit"], 1);
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
     const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);

@@ -85,6 +85,14 @@ export async function serveCommand(
                 ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
                 : {}),
               ...(options.nodeLeaseMs !== undefined ? { nodeLeaseMs: options.nodeLeaseMs } : {}),
+              ...(options.screenshotRetentionDays !== undefined
+                ? {
+                    screenshots:
+                      options.screenshotRetentionDays === 0
+                        ? { enabled: false }
+                        : { retentionMs: options.screenshotRetentionDays * 24 * 3600_000 },
+                  }
+                : {}),
             })
           ).app;
     const stopped = untilStopSignal();

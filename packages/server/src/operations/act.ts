@@ -8,7 +8,7 @@ import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionActBody, SessionActData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
-import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
+import { cacheInPlay, modelKeyOf, modelWarning, timeoutOf } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
 export async function sessionAct(
@@ -18,7 +18,7 @@ export async function sessionAct(
 ): Promise<SessionActData> {
   const { input, options = {} } = context.body;
   const { model, endpoint: modelEndpoint } = await guardModel(
-    callModel(options.model, live.defaults.modelName, context.modelApiKey),
+    callModel(options.model, live.defaults.modelName, context.modelApiKey, modelWarning(context)),
     deps.modelEgress,
   );
   const byInstruction = typeof input === "string";
@@ -41,7 +41,10 @@ export async function sessionAct(
       };
       // An Action observe returned is checked against the element it was observed on: the library
       // knows it by its content, so the copy that came over HTTP gets the same check.
-      if (!byInstruction) return dh.act(input as Action, callOptions);
+      if (!byInstruction) {
+        const { backendNodeId: _unused, ...action } = input as Action & { backendNodeId?: number };
+        return dh.act(action, callOptions);
+      }
       if (!useCache) return dh.act(input, callOptions);
       const cache = new ProjectCache(deps.store, live.projectId, (error) =>
         deps.log.warn({ err: error }, "server cache unavailable"),

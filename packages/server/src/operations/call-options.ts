@@ -30,3 +30,14 @@ export function timeoutOf(
 export function modelKeyOf(model: unknown): unknown {
   return typeof model === "object" && model !== null ? (model as { apiKey?: unknown }).apiKey : undefined;
 }
+
+/**
+ * Where a deprecation notice about the call's model (a bare legacy name) goes: the service's log,
+ * and the operation's log (a streaming client's log events).
+ */
+export function modelWarning(context: OperationContext<unknown>): (message: string) => void {
+  return (message) => {
+    context.request.log.warn(message);
+    context.log({ category: "deprecation", message, level: 0 });
+  };
+}

@@ -9,7 +9,7 @@ import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionExtractBody, SessionExtractData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
-import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
+import { cacheInPlay, modelKeyOf, modelWarning, timeoutOf } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
 // Keys by which the library tells a JSON Schema from an options object.
@@ -37,13 +37,6 @@ function checkSchema(schema: Record<string, unknown> | undefined, instruction: s
   checkJsonSchemaLimits(schema);
 }
 
-/** The result with cacheStatus beside the data, where the result is an object that can carry it. */
-function withCacheStatus(result: unknown, cacheStatus: "HIT" | "MISS"): unknown {
-  return result !== null && typeof result === "object" && !Array.isArray(result)
-    ? { ...(result as object), cacheStatus }
-    : result;
-}
-
 export async function sessionExtract(
   context: OperationContext<SessionExtractBody>,
   live: LiveSession,
@@ -53,7 +46,7 @@ export async function sessionExtract(
   const instruction = context.body.instruction?.trim() ? context.body.instruction : undefined;
   checkSchema(schema, instruction);
   const { model, endpoint: modelEndpoint } = await guardModel(
-    callModel(options.model, live.defaults.modelName, context.modelApiKey),
+    callModel(options.model, live.defaults.modelName, context.modelApiKey, modelWarning(context)),
     deps.modelEgress,
   );
   const useCache = instruction !== undefined && cacheInPlay(context, live, options.serverCache);
@@ -114,12 +107,12 @@ export async function sessionExtract(
       if (entry?.kind === "extract") {
         log("server cache: HIT, the extraction is served without the model");
         context.reportCacheStatus("HIT");
-        return withCacheStatus(entry.result, "HIT");
+        return entry.result;
       }
       context.reportCacheStatus("MISS");
       const data = await compute();
       await cache.put(key, { kind: "extract", result: data });
-      return withCacheStatus(data, "MISS");
+      return data;
     },
   });
   return { result, actionId: randomUUID() };

@@ -8,7 +8,7 @@ import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionObserveBody, SessionObserveData } from "../schemas/session-operations.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import { callModel, guardModel, modelNameOf } from "../sessions/model-config.ts";
-import { cacheInPlay, modelKeyOf, timeoutOf } from "./call-options.ts";
+import { cacheInPlay, modelKeyOf, modelWarning, timeoutOf } from "./call-options.ts";
 import { type OperationDeps, runRecorded } from "./recorded-operation.ts";
 
 /** Whether every cached action's selector still leads to an element of the page. */
@@ -31,7 +31,7 @@ export async function sessionObserve(
   const { options = {} } = context.body;
   const instruction = context.body.instruction?.trim() ? context.body.instruction : undefined;
   const { model, endpoint: modelEndpoint } = await guardModel(
-    callModel(options.model, live.defaults.modelName, context.modelApiKey),
+    callModel(options.model, live.defaults.modelName, context.modelApiKey, modelWarning(context)),
     deps.modelEgress,
   );
   const useCache = instruction !== undefined && cacheInPlay(context, live, options.serverCache);

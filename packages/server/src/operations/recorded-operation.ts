@@ -2,7 +2,15 @@
 // targets, pass the session's log lines to the client (secrets removed), measure its token usage,
 // and append it to the session's replay record, success or not.
 
-import { type Deckhand, type DeckhandMetrics, type Page, ServiceError } from "deckhand";
+import {
+  type Deckhand,
+  type DeckhandMetrics,
+  type LogLine,
+  type Page,
+  ServiceError,
+  type Variables,
+  variableValues,
+} from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { toPublicError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
@@ -12,7 +20,11 @@ import type { LiveSession } from "../sessions/live-session.ts";
 import type { ModelEgress } from "../sessions/model-config.ts";
 import { usageBetween } from "../sessions/pricing.ts";
 import type { Store } from "../store/store.ts";
+import type { StepScreenshots } from "../viewer/step-screenshots.ts";
 import { targetPage } from "./target-page.ts";
+
+/** How recent the previous step's screenshot must be to serve as the next act's "before". */
+const REUSE_BEFORE_MS = 2000;
 
 export interface OperationDeps {
   store: Store;
@@ -21,6 +33,8 @@ export interface OperationDeps {
   operationTimeoutMs: number;
   /** Where a call's model baseURL may lead. */
   modelEgress: ModelEgress;
+  /** The screenshot of every step (none: not taken). */
+  screenshots?: StepScreenshots | undefined;
 }
 
 /** What the work of an operation gets. */
@@ -34,7 +48,7 @@ export interface OperationRun {
 }
 
 export interface RecordedOperation<R> {
-  method: "act" | "extract" | "observe" | "navigate";
+  method: "act" | "extract" | "observe" | "navigate" | "agentExecute";
   /** Values no log line may show: variable values, model keys. */
   secrets: readonly unknown[];
   /** The model the operation runs with ("provider/model"), for its cost; none for navigate. */
@@ -44,6 +58,8 @@ export interface RecordedOperation<R> {
    * only that the endpoint could not be used, not what answered there.
    */
   modelEndpoint?: string | undefined;
+  /** Count only this group's tokens in the record (the agent: its tools' calls are recorded apart). */
+  usageGroup?: "agent";
   run(run: OperationRun): Promise<R>;
   /** The result as the replay records it (spec 2.5: an object). */
   recordAs(result: R): Record<string, unknown>;
@@ -96,6 +112,18 @@ function uniformModelFailure(
   );
 }
 
+/** A metrics record whose total* fields are one group's (for usageBetween). */
+function groupAsTotal(metrics: DeckhandMetrics, group: "agent"): DeckhandMetrics {
+  return {
+    ...metrics,
+    totalPromptTokens: metrics[`${group}PromptTokens`],
+    totalCompletionTokens: metrics[`${group}CompletionTokens`],
+    totalReasoningTokens: metrics[`${group}ReasoningTokens`],
+    totalCachedInputTokens: metrics[`${group}CachedInputTokens`],
+    totalInferenceTimeMs: metrics[`${group}InferenceTimeMs`],
+  };
+}
+
 export async function runRecorded<R>(
   context: OperationContext<unknown>,
   live: LiveSession,
@@ -108,29 +136,57 @@ export async function runRecorded<R>(
   for (const secret of operation.secrets) secrets.add(secret);
   if (context.modelApiKey) secrets.add(context.modelApiKey);
   const log = (message: string) => context.log(secrets.redact(message));
-  const frameId = (context.body as { frameId?: string } | undefined)?.frameId;
+  // The library's own lines go to a streaming client whole, as its `logger` option gets them.
+  const relayLine = (line: LogLine) =>
+    context.log({
+      category: line.category,
+      message: secrets.redact(line.message),
+      level: line.level,
+      timestamp: line.timestamp,
+      ...(line.auxiliary ? { auxiliary: secrets.redactValue(line.auxiliary) } : {}),
+    });
+  const frameId = (context.body as { frameId?: string | null } | undefined)?.frameId;
 
-  return live.run(context.signal, async (signal) => {
+  return live.run(context.signal, async (signal, defer) => {
     const { dh } = live;
     const page = targetPage(dh, frameId);
+    const shots = deps.screenshots;
+    const variables = (context.body as { options?: { variables?: Variables } } | undefined)?.options
+      ?.variables;
+    for (const value of variableValues(variables))
+      if (String(value) !== "") live.pageSecrets.add(String(value));
+    const hide = [...live.pageSecrets];
+    // An act's "before": the previous step's "after" when nothing can have changed the page since
+    // (taken moments ago, of this page at this URL, no CDP client message after it); otherwise a
+    // capture asked for now and taken beside the act's snapshot (see step-screenshots.ts).
+    const last = live.lastStepShot;
+    const unchanged =
+      last !== undefined &&
+      Date.now() - last.at < REUSE_BEFORE_MS &&
+      last.targetId === page.targetId &&
+      last.url === page.url() &&
+      live.lastClientMessageAt < last.at;
+    const before =
+      shots && operation.method === "act"
+        ? unchanged
+          ? Promise.resolve(last.jpeg)
+          : shots.capture(page, hide)
+        : undefined;
     const timestamp = Date.now();
-    const before: DeckhandMetrics = await dh.metrics;
+    const metricsBefore: DeckhandMetrics = await dh.metrics;
     let result: R | undefined;
     let failure: unknown;
     let failed = false;
     try {
-      result = await live.relay.during(
-        (line) => log(`${line.category}: ${line.message}`),
-        () => operation.run({ dh, page, signal, log }),
-      );
+      result = await live.relay.during(relayLine, () => operation.run({ dh, page, signal, log }));
     } catch (error) {
       failed = true;
       failure = uniformModelFailure(error, operation.modelEndpoint, deps, live.id);
     }
-    const after: DeckhandMetrics = await dh.metrics;
+    const metricsAfter: DeckhandMetrics = await dh.metrics;
     const pageUrl = page.isClosed() ? (dh.context.activePage()?.url() ?? "about:blank") : page.url();
     try {
-      await deps.store.appendAction(live.id, {
+      const seq = await deps.store.appendAction(live.id, {
         method: operation.method,
         parameters: secrets.redactValue(recordedParameters(context.body)),
         result: secrets.redactValue(
@@ -141,8 +197,31 @@ export async function runRecorded<R>(
         timestamp,
         endTime: Date.now(),
         pageUrl,
-        ...(operation.modelName ? { tokenUsage: usageBetween(before, after, operation.modelName) } : {}),
+        ...(operation.modelName
+          ? {
+              tokenUsage: operation.usageGroup
+                ? usageBetween(
+                    groupAsTotal(metricsBefore, operation.usageGroup),
+                    groupAsTotal(metricsAfter, operation.usageGroup),
+                    operation.modelName,
+                  )
+                : usageBetween(metricsBefore, metricsAfter, operation.modelName),
+            }
+          : {}),
       });
+      if (shots) {
+        // After the client has its answer, before the next operation may change the page.
+        defer(async () => {
+          const shown = page.isClosed() ? dh.context.activePage() : page;
+          await shots.keep(live.id, seq, "before", before ? await before : null);
+          const after = shown ? await shots.capture(shown, hide) : null;
+          await shots.keep(live.id, seq, "after", after);
+          live.lastStepShot =
+            after && shown
+              ? { at: Date.now(), targetId: shown.targetId, url: shown.url(), jpeg: after }
+              : undefined;
+        });
+      }
     } catch (error) {
       // The client's answer does not depend on the record; the operator learns it is missing.
       deps.log.error({ sessionId: live.id, err: error }, "could not record the operation in the replay");

@@ -1,11 +1,11 @@
 // The browser work behind the session routes (the SessionHandlers seam of routes/handlers.ts):
 // sessions from the session manager, operations recorded for replay.
 
-import { ApiError } from "../errors.ts";
 import type { SessionHandlers, SessionStartResult, StartContext } from "../routes/handlers.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import type { SessionManager } from "../sessions/session-manager.ts";
 import { sessionAct } from "./act.ts";
+import { sessionAgentExecute } from "./agent-execute.ts";
 import { sessionExtract } from "./extract.ts";
 import { sessionNavigate } from "./navigate.ts";
 import { sessionObserve } from "./observe.ts";
@@ -15,26 +15,16 @@ export interface SessionHandlerDeps extends OperationDeps {
   sessions: SessionManager;
 }
 
-/** An address of the session on this service, as the caller reached it (`ws` for WebSockets). */
-function sessionAddress(context: StartContext, id: string, path: string, ws = false): string {
-  const secure = context.request.protocol === "https";
-  const scheme = ws ? (secure ? "wss" : "ws") : secure ? "https" : "http";
-  return `${scheme}://${context.request.host}/v1/sessions/${encodeURIComponent(id)}/${path}`;
-}
-
 /**
- * What the client gets to reach the session: its CDP proxy (`cdpUrl`, also the direct debugger
- * link, `debugUrl`: this service has no DevTools front end of its own), and its record
- * (`sessionUrl`: the replay, readable with the key after the session ended).
+ * What the client gets to reach the session, as it reached the service, each link signed for this
+ * session and the caller's key (viewer/session-links.ts): the session page (`sessionUrl`), the
+ * DevTools front end on its page (`debugUrl`) and its CDP proxy (`cdpUrl`, usable as it is by
+ * connectOverCDP). No API key is in any of them.
  */
 function describe(context: StartContext, session: LiveSession): SessionStartResult {
-  const cdpUrl = sessionAddress(context, session.id, "cdp", true);
-  return {
-    available: !session.ended,
-    cdpUrl,
-    debugUrl: cdpUrl,
-    sessionUrl: sessionAddress(context, session.id, "replay"),
-  };
+  const { request, auth } = context;
+  const urls = request.server.deckhand.links.urls(request, session.id, auth.keyId);
+  return { available: !session.ended, ...urls };
 }
 
 export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers {
@@ -62,13 +52,7 @@ export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers
       return sessionNavigate(context, await sessions.require(context.session), deps);
     },
     async sessionAgentExecute(context) {
-      await sessions.require(context.session);
-      throw new ApiError(
-        501,
-        "NOT_IMPLEMENTED",
-        "agentExecute is not implemented by this service yet. Drive the task step by step with act, extract " +
-          "and observe.",
-      );
+      return sessionAgentExecute(context, await sessions.require(context.session), deps);
     },
     async sessionEnd(context) {
       await sessions.end(context.session.id, "ended by the client");

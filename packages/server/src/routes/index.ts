@@ -2,6 +2,7 @@
 
 import type { FastifyInstance } from "fastify";
 import type { RouteDeps } from "./handlers.ts";
+import { registerHealth } from "./health.ts";
 import { registerSessionAct } from "./session-act.ts";
 import { registerSessionAgentExecute } from "./session-agent-execute.ts";
 import { registerSessionCdp } from "./session-cdp.ts";
@@ -13,6 +14,7 @@ import { registerSessionReplay } from "./session-replay.ts";
 import { registerSessionStart } from "./session-start.ts";
 
 export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  registerHealth(app, deps.store);
   registerSessionStart(app, deps);
   registerSessionAct(app, deps);
   registerSessionExtract(app, deps);

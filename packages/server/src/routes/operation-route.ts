@@ -102,10 +102,10 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
           // headers are gone by then; there the result's cacheStatus says it).
           const cacheStatus =
             reported ?? (data.result as { cacheStatus?: unknown } | null | undefined)?.cacheStatus;
-          if (!controls.streaming && (cacheStatus === "HIT" || cacheStatus === "MISS")) {
-            reply.header("x-platform-cache-status", cacheStatus);
-          }
-          return data;
+          if (cacheStatus !== "HIT" && cacheStatus !== "MISS") return data;
+          if (!controls.streaming) reply.header("x-platform-cache-status", cacheStatus);
+          // Beside the result too (the result is the caller's own data, e.g. its schema's object).
+          return { ...data, cacheStatus };
         });
       } finally {
         untrack();

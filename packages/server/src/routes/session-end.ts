@@ -3,7 +3,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { authOf } from "../auth.ts";
-import { notImplemented } from "../errors.ts";
+import { ApiError, notImplemented } from "../errors.ts";
 import { SessionIdParams, successEnvelope } from "../schemas/common.ts";
 import { SessionEndData } from "../schemas/session-end.ts";
 import type { RouteDeps } from "./handlers.ts";
@@ -27,6 +27,16 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
         ...errorResponses(401, 404, 409, 410, 500, 501),
       },
     },
+    // No body: a client that sends one expects it to mean something, and nothing would be done with it.
+    preValidation: async (request) => {
+      if (!isEmptyBody(request.body)) {
+        throw new ApiError(
+          400,
+          "INVALID_REQUEST",
+          "Invalid request: POST /v1/sessions/{id}/end takes no body (send none, or {}).",
+        );
+      }
+    },
     handler: async (request) => {
       const handle = deps.handlers.sessionEnd;
       if (!handle) throw notImplemented();
@@ -37,4 +47,9 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
       return { success: true as const, data: { success: true } };
     },
   });
+}
+
+function isEmptyBody(body: unknown): boolean {
+  if (body === undefined || body === null) return true;
+  return typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0;
 }

@@ -65,6 +65,12 @@ export const OperationHeaders = z.looseObject({
     booleanHeader.optional(),
     "`true` skips the server-side action cache for this call (the client's `serverCache: false`).",
   ),
+  "browserbase-cache-bypass": doc(
+    booleanHeader.optional(),
+    "Alias of x-platform-cache-bypass (the reference's name). Likewise `x-bb-api-key` and `x-bb-project-id` are " +
+      "accepted for x-platform-api-key and x-platform-project-id, and the cache status is answered under both " +
+      "x-platform-cache-status and browserbase-cache-status.",
+  ),
 });
 export type OperationHeaders = z.output<typeof OperationHeaders>;
 
@@ -141,6 +147,25 @@ export const Action = named(
   "Spec 2.7, as act takes and returns it (every field required).",
 );
 
+// Not a named component: with its defaults, its input and output forms differ.
+export const ActionInput = doc(
+  z.object({
+    selector: doc(z.string(), "XPath (as observe returns it) or another selector kind."),
+    description: doc(z.string(), "What the element is and what acting on it does; used for self-healing."),
+    method: doc(
+      z.string().default("click"),
+      "Default `click`. click, fill, type, press, hover, selectOption, ...",
+    ),
+    arguments: doc(z.array(z.string()).default([]), "Default []."),
+    backendNodeId: doc(
+      z.number().int().optional(),
+      "Accepted for compatibility with the reference's clients and not used: the element is found by selector.",
+    ),
+  }),
+  "An Action as act takes it (spec 2.7): method defaults to click and arguments to [], as the reference's " +
+    "service does.",
+);
+
 export const ObservedAction = named(
   "ObservedAction",
   z.object({
@@ -195,7 +220,11 @@ export const Timeout = doc(
   milliseconds(),
   "Milliseconds to wait for the operation to complete (at most one hour).",
 );
-export const FrameId = doc(z.string(), "Target frame; defaults to the active page's main frame.");
+export const FrameId = doc(
+  z.string().nullable(),
+  "Target page or frame (a page's main frame id is its target id). Empty, null or absent: the active page. " +
+    "An id that names no page or frame of the session: 404 FRAME_NOT_FOUND.",
+);
 export const StreamResponse = doc(
   z.boolean(),
   "`true` turns the response into Server-Sent Events; same as the header `x-stream-response: true`.",

@@ -3,9 +3,10 @@
 
 import { z } from "zod";
 import {
-  Action,
   ActionId,
+  ActionInput,
   ActResult,
+  CacheStatus,
   FrameId,
   ModelConfiguration,
   milliseconds,
@@ -33,7 +34,7 @@ export const SessionActBody = named(
   "SessionAct",
   z.object({
     input: doc(
-      z.union([z.string().min(1), Action]),
+      z.union([z.string().min(1), ActionInput]),
       "An instruction (may reference %variableName% placeholders), or an Action to perform without a model.",
     ),
     options: z
@@ -52,7 +53,14 @@ export type SessionActBody = z.output<typeof SessionActBody>;
 
 export const SessionActData = named(
   "SessionActResult",
-  z.object({ result: ActResult, actionId: ActionId.optional() }),
+  z.object({
+    result: ActResult,
+    actionId: ActionId.optional(),
+    cacheStatus: doc(
+      CacheStatus.optional(),
+      "Whether the server cache served this answer; present only when the server cache was in play.",
+    ),
+  }),
 );
 export type SessionActData = z.output<typeof SessionActData>;
 
@@ -94,9 +102,13 @@ export const SessionExtractData = named(
     result: doc(
       z.unknown(),
       "Spec 2.9: { pageText } without instruction; { extraction } with an instruction only; an object conforming " +
-        "to the schema otherwise; with the server cache, plus cacheStatus.",
+        "to the schema otherwise. Exactly what the model extracted: cacheStatus is beside it, never in it.",
     ),
     actionId: ActionId.optional(),
+    cacheStatus: doc(
+      CacheStatus.optional(),
+      "Whether the server cache served this answer; present only when the server cache was in play.",
+    ),
   }),
 );
 export type SessionExtractData = z.output<typeof SessionExtractData>;
@@ -131,6 +143,10 @@ export const SessionObserveData = named(
   z.object({
     result: doc(z.array(ObservedAction), "Candidate actions, most relevant first; may be empty."),
     actionId: ActionId.optional(),
+    cacheStatus: doc(
+      CacheStatus.optional(),
+      "Whether the server cache served this answer; present only when the server cache was in play.",
+    ),
   }),
 );
 export type SessionObserveData = z.output<typeof SessionObserveData>;

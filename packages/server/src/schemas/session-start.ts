@@ -73,9 +73,24 @@ export const SessionStartBody = named(
     .object({
       modelName: doc(z.string().optional(), 'Default model of the session, "provider/model".'),
       domSettleTimeoutMs: doc(milliseconds(true).optional(), "Milliseconds to wait for the DOM to settle."),
-      verbose: z.union([z.literal(0), z.literal(1), z.literal(2)]).optional(),
+      verbose: doc(
+        z
+          .union([
+            z.literal(0),
+            z.literal(1),
+            z.literal(2),
+            z.enum(["0", "1", "2"]).transform((level) => Number(level) as 0 | 1 | 2),
+          ])
+          .optional(),
+        '0 minimal, 1 standard, 2 detailed debug; also as the strings "0", "1", "2" (as the reference\'s ' +
+          "clients send it).",
+      ),
       systemPrompt: z.string().optional(),
       selfHeal: z.boolean().optional(),
+      explicitInstructions: doc(
+        z.boolean().optional(),
+        "Carry out explicit act instructions without a model when one visible element fits. Default true.",
+      ),
       experimental: z.boolean().optional(),
       actTimeoutMs: doc(milliseconds().optional(), "Default act timeout in milliseconds (at most one hour)."),
       serverCache: doc(
@@ -88,7 +103,11 @@ export const SessionStartBody = named(
       browserbaseSessionID: doc(z.string().optional(), "Alias of sessionId."),
       browser: z
         .object({
-          type: z.literal("local"),
+          type: doc(
+            z.enum(["local", "browserbase"]).optional(),
+            "Either way a browser of the service's (or the one at cdpUrl): the reference's `browserbase` (its cloud " +
+              "browsers) is this service's own pool.",
+          ),
           cdpUrl: doc(z.string().optional(), "Attach to this browser (CDP WebSocket or HTTP endpoint)."),
           launchOptions: LocalBrowserLaunchOptions.optional(),
         })

@@ -10,7 +10,7 @@
 // closed, and a lingering browser of another tenant is closed at once when a new tenant needs its
 // place under `maxBrowsers`.
 
-import { Browser, launchChrome } from "deckhand";
+import { Browser, buildChromeArgs, findChrome, launchChrome } from "deckhand";
 import {
   DEFAULT_BROWSER_LINGER_MS,
   DEFAULT_ISOLATION,
@@ -37,6 +37,13 @@ export interface BrowserPoolOptions {
   args?: string[];
   /** Default true. */
   headless?: boolean;
+}
+
+/** What every browser of the pool is started with (see BrowserPool.processSettings). */
+export interface BrowserProcessSettings {
+  executablePath: string | undefined;
+  args: readonly string[];
+  headless: boolean;
 }
 
 /** A place in one of the pool's browsers. */
@@ -81,6 +88,26 @@ export class BrowserPool {
 
   get isolation(): Isolation {
     return this.options.isolation;
+  }
+
+  /**
+   * What the pool's browser processes are: the executable (the operator's, else what the library
+   * finds), every argument they get besides the per-process ones (profile, pipe, first URL), and
+   * whether they are headless. A session's launch options may repeat these, not change them.
+   */
+  processSettings(): BrowserProcessSettings {
+    const args = buildChromeArgs(
+      { headless: this.options.headless, debuggingPort: false, args: this.options.args },
+      "",
+    ).filter(
+      (arg) =>
+        !arg.startsWith("--user-data-dir=") && arg !== "--remote-debugging-pipe" && arg.startsWith("-"),
+    );
+    return {
+      executablePath: this.options.executablePath ?? findChrome(),
+      args,
+      headless: this.options.headless,
+    };
   }
 
   /** Browsers running or starting. */

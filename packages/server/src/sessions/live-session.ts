@@ -92,6 +92,15 @@ export class LiveSession {
   readonly idleTimeoutMs: number;
   readonly downloadDir: string;
   readonly maxTabs: number;
+  /**
+   * The variable values the session's operations used, in memory only: hidden in its step
+   * screenshots, since a value typed into a field stays on the page (viewer/step-screenshots.ts).
+   */
+  readonly pageSecrets = new Set<string>();
+  /** The screenshot after the last step, for the next act's "before" (see recorded-operation.ts). */
+  lastStepShot: { at: number; targetId: string; url: string; jpeg: Buffer } | undefined;
+  /** When a CDP proxy client last sent anything (it may have changed the page). */
+  lastClientMessageAt = 0;
   private readonly ownBrowser: Browser | undefined;
   private readonly queue = new OperationQueue();
   private readonly lifetime = new AbortController();
@@ -152,14 +161,17 @@ export class LiveSession {
    * Runs an operation in its turn. Its signal aborts when the caller's does (a client that went
    * away) or when the session ends. The idle timer does not run while it does.
    */
-  run<T>(callerSignal: AbortSignal, operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  run<T>(
+    callerSignal: AbortSignal,
+    operation: (signal: AbortSignal, defer: (work: () => Promise<void>) => void) => Promise<T>,
+  ): Promise<T> {
     const signal = AbortSignal.any([callerSignal, this.lifetime.signal]);
     this.requested();
-    return this.queue.run(async () => {
+    return this.queue.run(async (defer) => {
       this.busy++;
       this.disarmIdleTimer();
       try {
-        return await operation(signal);
+        return await operation(signal, defer);
       } finally {
         this.busy--;
         this.armIdleTimer();
@@ -266,6 +278,9 @@ export class LiveSession {
         }
       }
       this.endHandlers.clear();
+      // The operations just cancelled stop at once; what they deferred (the last step's screenshot)
+      // gets a moment to finish before the page goes.
+      await Promise.race([this.queue.settled(), new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
       try {
         await this.dh.close();
       } finally {

@@ -6,6 +6,8 @@
 import {
   DEFAULT_MODEL_NAME,
   InvalidAISDKModelFormatError,
+  legacyModelName,
+  legacyModelWarning,
   type ModelConfiguration,
   parseModelName,
 } from "deckhand";
@@ -17,11 +19,17 @@ import { guardedFetch } from "../policy/pinned-http.ts";
 export type RequestModel = string | ({ modelName: string } & Record<string, unknown>);
 
 /**
- * 400 naming `field` unless `name` is "provider/model" as the library reads it (parseModelName).
- * Its code is the library's for this error (InvalidAISDKModelFormatError), so that a REMOTE client
- * raises the same class as a LOCAL one.
+ * The name as the library reads it: "provider/model", or a bare legacy name of a known family
+ * mapped to its provider (`gpt-4.1-nano` -> `openai/gpt-4.1-nano`; `warn` gets the deprecation
+ * notice). Anything else is a 400 naming `field`, with the library's code for this error
+ * (InvalidAISDKModelFormatError), so that a REMOTE client raises the same class as a LOCAL one.
  */
-export function checkModelName(name: string, field: string): void {
+export function checkModelName(name: string, field: string, warn?: (message: string) => void): string {
+  const legacy = legacyModelName(name);
+  if (legacy) {
+    warn?.(`body field \`${field}\`: ${legacyModelWarning(name.trim(), legacy)}`);
+    return legacy;
+  }
   try {
     parseModelName(name.trim());
   } catch (error) {
@@ -30,9 +38,22 @@ export function checkModelName(name: string, field: string): void {
       400,
       "INVALID_MODEL_FORMAT",
       `Invalid request: body field \`${field}\`: ${JSON.stringify(name)} is not of the form "provider/model" ` +
-        '(for example "openai/gpt-4.1-mini").',
+        '(for example "openai/gpt-4.1-mini"), nor a bare model name of a known family (gpt-*, o1/o3/o4*, ' +
+        "claude-*, gemini-*, cerebras-*, groq-*).",
     );
   }
+  return name;
+}
+
+/** `requested` with its model name as the library reads it (checkModelName). */
+export function canonicalModel(
+  requested: RequestModel,
+  field: string,
+  warn?: (message: string) => void,
+): RequestModel {
+  if (typeof requested === "string") return checkModelName(requested, field, warn);
+  const modelName = checkModelName(requested.modelName, `${field}.modelName`, warn);
+  return modelName === requested.modelName ? requested : { ...requested, modelName };
 }
 
 /** The model configuration to pass to the library, or undefined for the instance's own. */
@@ -40,10 +61,10 @@ export function callModel(
   requested: RequestModel | undefined,
   sessionModel: string | undefined,
   modelApiKey: string | undefined,
+  warn?: (message: string) => void,
+  field = "options.model",
 ): ModelConfiguration | undefined {
-  if (requested !== undefined) {
-    checkModelName(typeof requested === "string" ? requested : requested.modelName, "options.model");
-  }
+  if (requested !== undefined) requested = canonicalModel(requested, field, warn);
   if (!modelApiKey) return requested;
   if (requested === undefined) return { modelName: sessionModel ?? DEFAULT_MODEL_NAME, apiKey: modelApiKey };
   if (typeof requested === "string") return { modelName: requested, apiKey: modelApiKey };

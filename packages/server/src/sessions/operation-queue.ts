@@ -8,6 +8,11 @@ export class OperationQueue {
   private tail: Promise<unknown> = Promise.resolve();
   private waiting = 0;
 
+  /** Resolves once every operation queued so far, and the work it deferred, is over. */
+  settled(): Promise<void> {
+    return this.tail.then(() => undefined);
+  }
+
   /** Operations queued or running. */
   get length(): number {
     return this.waiting;
@@ -17,20 +22,28 @@ export class OperationQueue {
    * Runs `task` after every operation queued before it. When `signal` aborts while the task still
    * waits its turn, the promise rejects at once and the task never starts; once started, the task
    * itself answers the signal.
+   *
+   * Work the task `defer`s runs once the task is over and its caller has its answer, before the
+   * next operation starts (e.g. the screenshot after a step: the client does not wait for it, the
+   * next step cannot change the page before it is taken). Its failures are its own.
    */
-  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(task: (defer: (work: () => Promise<void>) => void) => Promise<T>, signal?: AbortSignal): Promise<T> {
     this.waiting++;
     const turn = this.tail;
     let started = false;
+    const deferred: (() => Promise<void>)[] = [];
     const result = turn.then(() => {
       started = true;
       signal?.throwIfAborted();
-      return task();
+      return task((work) => deferred.push(work));
     });
-    this.tail = result.then(
-      () => this.waiting--,
-      () => this.waiting--,
-    );
+    const ignore = () => undefined;
+    this.tail = result
+      .then(ignore, ignore)
+      .then(async () => {
+        for (const work of deferred) await work().catch(ignore);
+      })
+      .then(() => this.waiting--);
     if (!signal) return result;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {

@@ -150,7 +150,9 @@ export class SessionManager {
     const relay = new LogRelay((line) =>
       this.options.log.debug({ sessionId: record.id, category: line.category }, line.message),
     );
-    const plan = planSession(params, relay.logger);
+    const plan = planSession(params, relay.logger, this.options.pool.processSettings(), (message) =>
+      this.options.log.warn({ sessionId: record.id }, message),
+    );
     // act's server cache is the library's action cache, with its entries in the project's store.
     const actionCache = new SessionActionCache();
     plan.deckhand.actionCache = actionCache;
@@ -214,7 +216,7 @@ export class SessionManager {
       ...(lease ? { lease } : {}),
       idleTimeoutMs: plan.idleTimeoutMs ?? this.options.idleTimeoutMs,
       defaults: {
-        modelName: params.modelName,
+        modelName: plan.modelName,
         actTimeoutMs: params.actTimeoutMs,
         serverCache: params.serverCache ?? this.options.serverCache,
       },

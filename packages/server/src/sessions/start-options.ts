@@ -4,16 +4,23 @@
 // A session lives in a browser shared with others, so launch options that belong to a browser
 // process (which executable, its arguments, profile, debugging port, a visible window) are the
 // operator's to set (deckhand-server flags), never a caller's: a caller who could pass `args` or
-// `executablePath` could run programs on the server. They are refused with a 400 naming the field.
+// `executablePath` could run programs on the server. What a caller may send is what the operator's
+// browsers are anyway (an allow-list made from the pool's own settings): the same executable, args
+// the browsers already run with (clients of the reference send `--no-sandbox`), the same headless
+// mode. Anything that would change the process is refused with a 400 naming the field.
 
-import type { ContextOptions, DeckhandOptions, Logger } from "deckhand";
+import { realpathSync } from "node:fs";
+import { type ContextOptions, DEFAULT_VIEWPORT, type DeckhandOptions, type Logger } from "deckhand";
 import { ApiError } from "../errors.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
+import type { BrowserProcessSettings } from "./browser-pool.ts";
 import { checkModelName } from "./model-config.ts";
 
 export type SessionDeckhandOptions = Omit<DeckhandOptions, "env" | "localBrowserLaunchOptions">;
 
 export interface SessionPlan {
+  /** The start's modelName as the library reads it (a bare legacy name mapped to its provider). */
+  modelName: string | undefined;
   /** Options of the session's Deckhand instance. */
   deckhand: SessionDeckhandOptions;
   /** Settings of its browser context (pool sessions). */
@@ -27,33 +34,64 @@ export interface SessionPlan {
   keepAlive: boolean;
 }
 
-// Launch options that describe a browser process rather than a session. The value each may have
-// (because it is what the pool's browsers are anyway) is accepted; any other is refused.
-const PROCESS_OPTIONS: Record<string, (value: unknown) => boolean> = {
-  executablePath: () => false,
-  args: (value) => Array.isArray(value) && value.length === 0,
-  ignoreDefaultArgs: (value) => value === false,
+/** The same file, whatever path names it (a symlink such as /usr/bin/chromium). */
+function sameFile(a: string, b: string): boolean {
+  const real = (path: string) => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return undefined;
+    }
+  };
+  const ra = real(a);
+  return ra !== undefined && ra === real(b);
+}
+
+// Launch options that describe a browser process rather than a session: each is accepted when it
+// says what the pool's browsers are anyway, refused otherwise.
+const PROCESS_OPTIONS: Record<string, (value: unknown, operator: BrowserProcessSettings) => boolean> = {
+  executablePath: (value, operator) =>
+    typeof value === "string" &&
+    operator.executablePath !== undefined &&
+    sameFile(value, operator.executablePath),
+  args: (value, operator) =>
+    Array.isArray(value) && value.every((arg) => typeof arg === "string" && operator.args.includes(arg)),
+  ignoreDefaultArgs: (value) => value === false || (Array.isArray(value) && value.length === 0),
   userDataDir: () => false,
   port: () => false,
   devtools: (value) => value === false,
-  headless: (value) => value === true,
+  headless: (value, operator) => value === operator.headless,
   ignoreHTTPSErrors: (value) => value === false,
+};
+
+const PROCESS_OPTION_HINT: Record<string, string> = {
+  executablePath: "only the browser the service runs may be named",
+  args: "only arguments the service's browsers already run with are accepted",
+  headless: "the service's browsers run with a fixed headless setting",
 };
 
 function invalid(field: string, message: string): ApiError {
   return new ApiError(400, "INVALID_REQUEST", `Invalid request: body field \`${field}\`: ${message}`);
 }
 
-export function planSession(params: SessionStartParams, logger: Logger): SessionPlan {
-  if (params.modelName !== undefined) checkModelName(params.modelName, "modelName");
+export function planSession(
+  params: SessionStartParams,
+  logger: Logger,
+  operator: BrowserProcessSettings,
+  warn?: (message: string) => void,
+): SessionPlan {
+  const modelName =
+    params.modelName !== undefined ? checkModelName(params.modelName, "modelName", warn) : undefined;
   const launch = params.browser?.launchOptions ?? {};
   for (const [name, allowed] of Object.entries(PROCESS_OPTIONS)) {
     const value = (launch as Record<string, unknown>)[name];
-    if (value !== undefined && !allowed(value)) {
+    if (value !== undefined && !allowed(value, operator)) {
+      const hint = PROCESS_OPTION_HINT[name];
       throw invalid(
         `browser.launchOptions.${name}`,
-        "is set by the service's operator for its shared browsers and cannot be chosen per session. " +
-          "Leave it out, or attach a browser of your own with browser.cdpUrl.",
+        "is set by the service's operator for its shared browsers and cannot be chosen per session" +
+          (hint ? ` (${hint})` : "") +
+          ". Leave it out, or attach a browser of your own with browser.cdpUrl.",
       );
     }
   }
@@ -65,7 +103,11 @@ export function planSession(params: SessionStartParams, logger: Logger): Session
     );
   }
 
-  const viewport = params.sessionCreateParams?.browserSettings?.viewport ?? launch.viewport;
+  // A pool session gets the library's default viewport; a browser of the caller's keeps its own.
+  const viewport =
+    params.sessionCreateParams?.browserSettings?.viewport ??
+    launch.viewport ??
+    (cdpUrl === undefined ? DEFAULT_VIEWPORT : undefined);
   const proxy = launch.proxy;
   const context: ContextOptions = {
     ...(viewport ? { viewport } : {}),
@@ -79,15 +121,19 @@ export function planSession(params: SessionStartParams, logger: Logger): Session
     verbose: params.verbose ?? 1,
     disablePino: true,
     logger,
-    ...(params.modelName !== undefined ? { model: params.modelName } : {}),
+    ...(modelName !== undefined ? { model: modelName } : {}),
     ...(params.systemPrompt !== undefined ? { systemPrompt: params.systemPrompt } : {}),
     ...(params.selfHeal !== undefined ? { selfHeal: params.selfHeal } : {}),
+    ...(params.explicitInstructions !== undefined
+      ? { explicitInstructions: params.explicitInstructions }
+      : {}),
     ...(params.experimental !== undefined ? { experimental: params.experimental } : {}),
     ...(params.domSettleTimeoutMs !== undefined ? { domSettleTimeout: params.domSettleTimeoutMs } : {}),
   };
 
   const timeout = params.sessionCreateParams?.timeout;
   return {
+    modelName,
     deckhand,
     context,
     cdpUrl,

@@ -74,6 +74,10 @@ export class OperatorKeys {
     return this.entries.length;
   }
 
+  hasKeyId(keyId: string): boolean {
+    return this.entries.some((entry) => entry.identity.keyId === keyId);
+  }
+
   /** Compares against every operator key (no early exit), each in constant time. */
   verify(key: string): KeyIdentity | null {
     const candidate = crypto.createHash("sha256").update(key, "utf8").digest();

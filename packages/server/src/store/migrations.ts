@@ -70,6 +70,27 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX sessions_by_node ON sessions (node_id, status);
     `,
   },
+  {
+    version: 3,
+    name: "screenshots, link signing secret",
+    sql: `
+      CREATE TABLE replay_screenshots (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        action_seq INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('before', 'after')),
+        bytes INTEGER NOT NULL,
+        file TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, action_seq, kind)
+      );
+      CREATE INDEX replay_screenshots_by_age ON replay_screenshots (created_at);
+      CREATE TABLE service_secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export const postgresMigrations: readonly Migration[] = [
@@ -132,6 +153,27 @@ export const postgresMigrations: readonly Migration[] = [
       );
       ALTER TABLE sessions ADD COLUMN node_id text;
       CREATE INDEX sessions_by_node ON sessions (node_id, status);
+    `,
+  },
+  {
+    version: 3,
+    name: "screenshots, link signing secret",
+    sql: `
+      CREATE TABLE replay_screenshots (
+        session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        action_seq bigint NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('before', 'after')),
+        bytes integer NOT NULL,
+        data bytea NOT NULL,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (session_id, action_seq, kind)
+      );
+      CREATE INDEX replay_screenshots_by_age ON replay_screenshots (created_at);
+      CREATE TABLE service_secrets (
+        name text PRIMARY KEY,
+        value text NOT NULL,
+        created_at bigint NOT NULL
+      );
     `,
   },
 ];

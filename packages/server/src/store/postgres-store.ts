@@ -1,19 +1,29 @@
 // The store for several service nodes sharing one database: PostgreSQL through `pg`. Same tables
 // as SQLite; JSON columns are `json` (not `jsonb`) so that stored objects keep their key order.
 
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { generateKey, generateProjectId, keyIdOf, keyMatchesHash } from "./api-keys.ts";
 import { pendingMigrations, postgresMigrations } from "./migrations.ts";
 import { groupIntoPages } from "./replay.ts";
-import { actionFromRow, actionRowValues, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
+import {
+  actionFromRow,
+  actionRowValues,
+  keyFromRow,
+  recordedAction,
+  sessionFromRow,
+  toJsonText,
+} from "./rows.ts";
 import type {
   CreatedKey,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
   NewSession,
+  RecordedAction,
   ReplayResult,
+  ScreenshotInfo,
+  ScreenshotKind,
   SessionRecord,
   Store,
 } from "./store.ts";
@@ -282,13 +292,68 @@ export class PostgresStore implements Store {
     await this.pool.query("DELETE FROM nodes WHERE id = $1", [nodeId]);
   }
 
-  async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {
-    await this.pool.query(
+  async appendAction(sessionId: string, action: NewReplayAction): Promise<number> {
+    const [row] = await this.rows(
       `INSERT INTO replay_actions (session_id, method, parameters, result, started_at, ended_at, page_url,
          input_tokens, output_tokens, time_ms, cost)
-       VALUES ($1, $2, $3::json, $4::json, $5, $6, $7, $8, $9, $10, $11)`,
+       VALUES ($1, $2, $3::json, $4::json, $5, $6, $7, $8, $9, $10, $11) RETURNING seq`,
       actionRowValues(sessionId, action),
     );
+    return Number(row?.seq);
+  }
+
+  async listActions(sessionId: string): Promise<RecordedAction[]> {
+    const rows = await this.rows("SELECT * FROM replay_actions WHERE session_id = $1 ORDER BY seq", [
+      sessionId,
+    ]);
+    return rows.map(actionFromRow).map(recordedAction);
+  }
+
+  async putScreenshot(
+    sessionId: string,
+    actionSeq: number,
+    kind: ScreenshotKind,
+    jpeg: Buffer,
+  ): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO replay_screenshots (session_id, action_seq, kind, bytes, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (session_id, action_seq, kind) DO UPDATE SET bytes = excluded.bytes, data = excluded.data,
+         created_at = excluded.created_at`,
+      [sessionId, actionSeq, kind, jpeg.length, jpeg, Date.now()],
+    );
+  }
+
+  async getScreenshot(sessionId: string, actionSeq: number, kind: ScreenshotKind): Promise<Buffer | null> {
+    const [row] = await this.rows(
+      "SELECT data FROM replay_screenshots WHERE session_id = $1 AND action_seq = $2 AND kind = $3",
+      [sessionId, actionSeq, kind],
+    );
+    return row ? (row.data as Buffer) : null;
+  }
+
+  async listScreenshots(sessionId: string): Promise<ScreenshotInfo[]> {
+    const rows = await this.rows(
+      "SELECT action_seq, kind, bytes FROM replay_screenshots WHERE session_id = $1 ORDER BY action_seq, kind DESC",
+      [sessionId],
+    );
+    return rows.map((row) => ({
+      actionSeq: Number(row.action_seq),
+      kind: String(row.kind) as ScreenshotKind,
+      bytes: Number(row.bytes),
+    }));
+  }
+
+  async pruneScreenshots(before: number): Promise<number> {
+    return this.changes("DELETE FROM replay_screenshots WHERE created_at < $1", [before]);
+  }
+
+  async serviceSecret(name: string): Promise<Buffer> {
+    await this.pool.query(
+      "INSERT INTO service_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+      [name, randomBytes(32).toString("base64"), Date.now()],
+    );
+    const [row] = await this.rows("SELECT value FROM service_secrets WHERE name = $1", [name]);
+    return Buffer.from(String(row?.value), "base64");
   }
 
   async getReplay(sessionId: string): Promise<ReplayResult | null> {

@@ -6,6 +6,8 @@ import type { NewReplayAction, ReplayAction, ReplayResult, TokenUsage } from "./
 
 /** One stored action as both back ends read it back, in the order it was appended. */
 export interface StoredAction {
+  /** Set when read back from the store. */
+  seq?: number;
   method: string;
   parameters: Record<string, unknown>;
   result: Record<string, unknown>;
@@ -43,7 +45,7 @@ export function prepareAction(action: NewReplayAction): StoredAction {
   };
 }
 
-function toReplayAction(stored: StoredAction): ReplayAction {
+export function toReplayAction(stored: StoredAction): ReplayAction {
   const action: ReplayAction = {
     method: stored.method,
     parameters: stored.parameters,

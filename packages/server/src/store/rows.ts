@@ -1,8 +1,8 @@
 // Row -> record mapping shared by both back ends. SQLite hands back JSON as text and integers as
 // numbers; PostgreSQL hands back `json` parsed and `bigint` as strings. These helpers accept both.
 
-import { prepareAction, type StoredAction } from "./replay.ts";
-import type { KeyInfo, NewReplayAction, SessionRecord, SessionStatus } from "./store.ts";
+import { prepareAction, type StoredAction, toReplayAction } from "./replay.ts";
+import type { KeyInfo, NewReplayAction, RecordedAction, SessionRecord, SessionStatus } from "./store.ts";
 
 type Row = Record<string, unknown>;
 
@@ -55,6 +55,7 @@ export function sessionFromRow(row: Row): SessionRecord {
 
 export function actionFromRow(row: Row): StoredAction {
   return {
+    ...(row.seq !== undefined && row.seq !== null ? { seq: num(row.seq) } : {}),
     method: String(row.method),
     parameters: json(row.parameters) as Record<string, unknown>,
     result: json(row.result) as Record<string, unknown>,
@@ -88,4 +89,9 @@ export function actionRowValues(sessionId: string, action: NewReplayAction): (st
     stored.timeMs,
     stored.cost,
   ];
+}
+
+/** A stored action as the session page reads it (RecordedAction). */
+export function recordedAction(stored: StoredAction): RecordedAction {
+  return { seq: stored.seq ?? 0, pageUrl: stored.pageUrl, ...toReplayAction(stored) };
 }

@@ -2,36 +2,54 @@
 // `node:sqlite` (no native module to build). WAL mode lets the CLI's `keys` commands write while a
 // server reads; the busy timeout makes a writer wait for the other instead of failing.
 
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { generateKey, generateProjectId, keyIdOf, keyMatchesHash } from "./api-keys.ts";
 import { pendingMigrations, sqliteMigrations } from "./migrations.ts";
 import { groupIntoPages } from "./replay.ts";
-import { actionFromRow, actionRowValues, json, keyFromRow, sessionFromRow, toJsonText } from "./rows.ts";
+import {
+  actionFromRow,
+  actionRowValues,
+  json,
+  keyFromRow,
+  recordedAction,
+  sessionFromRow,
+  toJsonText,
+} from "./rows.ts";
 import type {
   CreatedKey,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
   NewSession,
+  RecordedAction,
   ReplayResult,
+  ScreenshotInfo,
+  ScreenshotKind,
   SessionRecord,
   Store,
 } from "./store.ts";
 
 export const SQLITE_FILE_NAME = "deckhand.db";
+/** The folder of the data directory that holds the per-step screenshots, one folder per session. */
+export const SCREENSHOTS_DIR_NAME = "screenshots";
+
+const SESSION_ID = /^[0-9A-Za-z-]{1,64}$/;
 
 export class SqliteStore implements Store {
   readonly description: string;
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
+  private readonly screenshotsDir: string;
 
   /** Opens (creating if needed) `<dataDir>/deckhand.db` and brings its schema up to date. */
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = path.resolve(dataDir, SQLITE_FILE_NAME);
+    this.screenshotsDir = path.resolve(dataDir, SCREENSHOTS_DIR_NAME);
     this.description = `sqlite at ${file}`;
     this.db = new DatabaseSync(file, { timeout: 5000, enableForeignKeyConstraints: true });
     this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
@@ -253,13 +271,91 @@ export class SqliteStore implements Store {
     this.run("DELETE FROM nodes WHERE id = ?", nodeId);
   }
 
-  async appendAction(sessionId: string, action: NewReplayAction): Promise<void> {
-    this.run(
+  async appendAction(sessionId: string, action: NewReplayAction): Promise<number> {
+    const row = this.get(
       `INSERT INTO replay_actions (session_id, method, parameters, result, started_at, ended_at, page_url,
          input_tokens, output_tokens, time_ms, cost)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       ...actionRowValues(sessionId, action),
     );
+    return Number(row?.seq);
+  }
+
+  async listActions(sessionId: string): Promise<RecordedAction[]> {
+    return this.all("SELECT * FROM replay_actions WHERE session_id = ? ORDER BY seq", sessionId)
+      .map(actionFromRow)
+      .map(recordedAction);
+  }
+
+  /** A screenshot's file, relative to the screenshots folder: named by what it is, never by a caller's text. */
+  private screenshotFile(sessionId: string, actionSeq: number, kind: ScreenshotKind): string {
+    if (!SESSION_ID.test(sessionId) || !Number.isSafeInteger(actionSeq) || actionSeq < 0)
+      throw new TypeError("A screenshot needs a session id and a whole action number.");
+    if (kind !== "before" && kind !== "after") throw new TypeError("A screenshot is taken before or after.");
+    return path.join(sessionId, `${actionSeq}-${kind}.jpg`);
+  }
+
+  async putScreenshot(
+    sessionId: string,
+    actionSeq: number,
+    kind: ScreenshotKind,
+    jpeg: Buffer,
+  ): Promise<void> {
+    const file = this.screenshotFile(sessionId, actionSeq, kind);
+    const full = path.join(this.screenshotsDir, file);
+    await mkdir(path.dirname(full), { recursive: true, mode: 0o700 });
+    await writeFile(full, jpeg, { mode: 0o600 });
+    this.run(
+      `INSERT INTO replay_screenshots (session_id, action_seq, kind, bytes, file, created_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (session_id, action_seq, kind) DO UPDATE SET bytes = excluded.bytes, created_at = excluded.created_at`,
+      sessionId,
+      actionSeq,
+      kind,
+      jpeg.length,
+      file,
+      Date.now(),
+    );
+  }
+
+  async getScreenshot(sessionId: string, actionSeq: number, kind: ScreenshotKind): Promise<Buffer | null> {
+    const row = this.get(
+      "SELECT file FROM replay_screenshots WHERE session_id = ? AND action_seq = ? AND kind = ?",
+      sessionId,
+      actionSeq,
+      kind,
+    );
+    if (!row) return null;
+    return readFile(path.join(this.screenshotsDir, String(row.file))).catch(() => null);
+  }
+
+  async listScreenshots(sessionId: string): Promise<ScreenshotInfo[]> {
+    return this.all(
+      "SELECT action_seq, kind, bytes FROM replay_screenshots WHERE session_id = ? ORDER BY action_seq, kind DESC",
+      sessionId,
+    ).map((row) => ({
+      actionSeq: Number(row.action_seq),
+      kind: String(row.kind) as ScreenshotKind,
+      bytes: Number(row.bytes),
+    }));
+  }
+
+  async pruneScreenshots(before: number): Promise<number> {
+    const gone = this.all("DELETE FROM replay_screenshots WHERE created_at < ? RETURNING file", before);
+    for (const row of gone) {
+      await rm(path.join(this.screenshotsDir, String(row.file)), { force: true }).catch(() => undefined);
+    }
+    return gone.length;
+  }
+
+  async serviceSecret(name: string): Promise<Buffer> {
+    this.run(
+      "INSERT INTO service_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+      name,
+      randomBytes(32).toString("base64"),
+      Date.now(),
+    );
+    const row = this.get("SELECT value FROM service_secrets WHERE name = ?", name);
+    return Buffer.from(String(row?.value), "base64");
   }
 
   async getReplay(sessionId: string): Promise<ReplayResult | null> {

@@ -87,6 +87,30 @@ export interface NewReplayAction {
 export type { ReplayAction, ReplayPage } from "deckhand";
 export type ReplayResult = SessionReplay;
 
+/** When a step's screenshot was taken: before the operation (acts) or after it (every operation). */
+export type ScreenshotKind = "before" | "after";
+
+/** One recorded operation as the session page reads it: the replay's action with its place in the record. */
+export interface RecordedAction {
+  /** Its position in the session's record (increasing in the order the actions were appended). */
+  seq: number;
+  method: string;
+  parameters: Record<string, unknown>;
+  result: Record<string, unknown>;
+  timestamp: number;
+  endTime?: number;
+  pageUrl: string;
+  tokenUsage?: TokenUsage;
+}
+
+/** A stored screenshot, without its bytes. */
+export interface ScreenshotInfo {
+  actionSeq: number;
+  kind: ScreenshotKind;
+  /** Size of the JPEG. */
+  bytes: number;
+}
+
 export interface Store {
   /** `sqlite` or `postgres`, and where: for logs and `--help`-level diagnostics. */
   readonly description: string;
@@ -129,9 +153,28 @@ export interface Store {
   /** Forgets a node (it stopped cleanly, its sessions ended). */
   removeNode(nodeId: string): Promise<void>;
 
-  appendAction(sessionId: string, action: NewReplayAction): Promise<void>;
+  /** Appends to the session's replay record; resolves to the action's `seq` (see RecordedAction). */
+  appendAction(sessionId: string, action: NewReplayAction): Promise<number>;
   /** The session's replay (spec 2.3), or null when there is no such session. */
   getReplay(sessionId: string): Promise<ReplayResult | null>;
+  /** The session's actions in order, each with its seq (the session page's timeline). */
+  listActions(sessionId: string): Promise<RecordedAction[]>;
+
+  // ---- per-step screenshots (JPEG): files under the data directory (SQLite), rows (PostgreSQL) ----
+
+  /** Keeps a screenshot of an action (replacing one of the same kind). */
+  putScreenshot(sessionId: string, actionSeq: number, kind: ScreenshotKind, jpeg: Buffer): Promise<void>;
+  getScreenshot(sessionId: string, actionSeq: number, kind: ScreenshotKind): Promise<Buffer | null>;
+  /** The session's screenshots, in action order. */
+  listScreenshots(sessionId: string): Promise<ScreenshotInfo[]>;
+  /** Deletes every screenshot taken before `before` (epoch ms); resolves to how many went. */
+  pruneScreenshots(before: number): Promise<number>;
+
+  /**
+   * The service's secret of this name (e.g. the key that signs session links), created at random
+   * the first time it is asked for, the same for every node on the store and across restarts.
+   */
+  serviceSecret(name: string): Promise<Buffer>;
 
   /** The cached value, or undefined. A project only ever sees its own entries. */
   cacheGet(projectId: string, key: string): Promise<unknown>;

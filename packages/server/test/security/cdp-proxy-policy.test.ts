@@ -354,6 +354,55 @@ describe("Browser-domain commands are held to the caller's own context and windo
   });
 });
 
+describe("sizes the shared browser would allocate for", () => {
+  it("refuses a giant viewport, scale, window or screenshot, and takes an ordinary one", async () => {
+    const { windowId } = await attacker.call<{ windowId: number }>("Browser.getWindowForTarget", {
+      targetId: page.targetId,
+    });
+    const huge = [
+      [
+        "Emulation.setDeviceMetricsOverride",
+        { width: 100_000, height: 100_000, deviceScaleFactor: 1, mobile: false },
+      ],
+      [
+        "Emulation.setDeviceMetricsOverride",
+        { width: 800, height: 600, deviceScaleFactor: 50, mobile: false },
+      ],
+      ["Emulation.setVisibleSize", { width: 50_000, height: 50_000 }],
+      ["Page.captureScreenshot", { clip: { x: 0, y: 0, width: 40_000, height: 40_000, scale: 1 } }],
+      ["Page.captureScreenshot", { clip: { x: 0, y: 0, width: 100, height: 100, scale: 30 } }],
+    ] as const;
+    for (const [method, params] of huge) {
+      const reply = await attacker.send(method, params, page.session);
+      expect(reply.error?.message, method).toMatch(/must be a number from 0 to/);
+    }
+    const window = await attacker.send("Browser.setWindowBounds", {
+      windowId,
+      bounds: { width: 90_000, height: 90_000 },
+    });
+    expect(window.error?.message).toMatch(/must be a number from 0 to 4096/);
+    // The page kept its size, and an ordinary override and screenshot work.
+    const inner = await attacker.call<{ result: { value: number } }>(
+      "Runtime.evaluate",
+      { expression: "innerWidth" },
+      page.session,
+    );
+    expect(inner.result.value).toBeLessThanOrEqual(4096);
+    await attacker.call(
+      "Emulation.setDeviceMetricsOverride",
+      { width: 640, height: 480, deviceScaleFactor: 1, mobile: false },
+      page.session,
+    );
+    const shot = await attacker.call<{ data: string }>(
+      "Page.captureScreenshot",
+      { clip: { x: 0, y: 0, width: 100, height: 100, scale: 1 } },
+      page.session,
+    );
+    expect(shot.data.length).toBeGreaterThan(100);
+    await attacker.call("Emulation.clearDeviceMetricsOverride", {}, page.session);
+  });
+});
+
 describe("a command nobody listed is refused", () => {
   it("answers a CDP error for browser-wide, dangerous and unknown commands, on any session", async () => {
     const onRoot = [

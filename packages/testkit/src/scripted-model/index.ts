@@ -1,5 +1,17 @@
 // A scripted OpenAI-compatible model server for tests: real HTTP on 127.0.0.1, real provider code.
 
+export { ScriptedComputerUseModel, startComputerUseModel } from "./computer-use-server.ts";
+export type {
+  AnthropicComputerTurn,
+  ComputerUseHttpError,
+  ComputerUseProvider,
+  ComputerUseRequest,
+  ComputerUseResponder,
+  ComputerUseTurn,
+  ComputerUseUsage,
+  GeminiComputerTurn,
+  OpenAIComputerTurn,
+} from "./computer-use-types.ts";
 export { match } from "./match.ts";
 export {
   type ScriptedContentOptions,

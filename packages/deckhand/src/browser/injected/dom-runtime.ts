@@ -432,6 +432,36 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
       };
     },
 
+    /**
+     * Whether a person can see it: visible (see isVisible), not fully transparent (itself or an
+     * ancestor), larger than a pixel each way (the "visually hidden" pattern), and not placed
+     * where no scrolling reaches (left: -9999px). Explicit instructions act only on such elements.
+     */
+    perceivable(el: Element): boolean {
+      if (!isVisible(el)) return false;
+      if (
+        typeof el.checkVisibility === "function" &&
+        !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })
+      )
+        return false;
+      const rect = el.getBoundingClientRect();
+      if (rect.width <= 1 || rect.height <= 1) return false;
+      if (rect.right + scrollX <= 0 || rect.bottom + scrollY <= 0) return false;
+      // Clipped away (clip: rect(0 0 0 0), clip-path: inset(50%)), or inside a box of a pixel
+      // that hides what overflows it.
+      for (let node: Node | null = el; node; node = composedParent(node)) {
+        if (!(node instanceof Element)) continue;
+        const style = getComputedStyle(node);
+        if (/^rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)$/.test(style.clip)) return false;
+        if (/^inset\(\s*50%/.test(style.clipPath)) return false;
+        if (node !== el && style.overflow !== "visible") {
+          const box = node.getBoundingClientRect();
+          if (box.width <= 1 || box.height <= 1) return false;
+        }
+      }
+      return true;
+    },
+
     /** A field's value: an input's, a textarea's or a select's, or the text of a contenteditable element. */
     inputValue(el: Element): string | InPageFailure {
       if (
@@ -453,6 +483,35 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
 
     innerHTML(el: Element): string {
       return el.innerHTML;
+    },
+
+    /** The rendered text (CSS applied: hidden parts left out, line breaks as laid out). */
+    innerText(el: Element): string {
+      return el instanceof HTMLElement ? el.innerText : (el.textContent ?? "");
+    },
+
+    /**
+     * Draws a box over the element for `durationMs` (a person watching a headful run sees what is
+     * about to be used). The box takes no pointer events and is removed afterwards.
+     */
+    highlight(el: Element, durationMs: number, borderColor: string, contentColor: string): void {
+      const rect = el.getBoundingClientRect();
+      const box = document.createElement("div");
+      box.setAttribute("data-deckhand-highlight", "");
+      Object.assign(box.style, {
+        position: "fixed",
+        left: `${rect.left}px`,
+        top: `${rect.top}px`,
+        width: `${rect.width}px`,
+        height: `${rect.height}px`,
+        border: `2px solid ${borderColor}`,
+        background: contentColor,
+        boxSizing: "border-box",
+        pointerEvents: "none",
+        zIndex: "2147483647",
+      });
+      (document.body ?? document.documentElement).appendChild(box);
+      setTimeout(() => box.remove(), durationMs);
     },
 
     focus(el: Element): void {

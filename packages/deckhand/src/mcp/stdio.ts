@@ -1,0 +1,26 @@
+// `deckhand mcp`: the tools over stdio, for an assistant that starts Deckhand as a subprocess.
+// One browser for the client (started on its first tool call), closed when the client goes.
+
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { CommonOptions } from "../cli/args.ts";
+import { type OpenedSession, openSession } from "../cli/session.ts";
+import type { Deckhand } from "../deckhand.ts";
+import { createMcpServer } from "./server.ts";
+
+export async function serveStdio(common: CommonOptions): Promise<void> {
+  let opening: Promise<OpenedSession> | undefined;
+  const deckhand = async (): Promise<Deckhand> => {
+    opening ??= openSession(common, undefined);
+    return (await opening).dh;
+  };
+  const server = createMcpServer(deckhand);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once("end", () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  await server.close().catch(() => undefined);
+  if (opening) await (await opening.catch(() => undefined))?.done().catch(() => undefined);
+}

@@ -1,0 +1,276 @@
+// The `deckhand` command, run for real as a child process: commands generated from the tool
+// definitions, JSON output when not on a terminal, exit codes per kind of failure, explicit
+// instructions with no key, a model reached with --model/--base-url, and --keep-open chaining
+// commands on one browser that `deckhand close` ends without leaving anything behind.
+
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import {
+  type FixtureServer,
+  match,
+  type ScriptedModel,
+  startFixtureServer,
+  startScriptedModel,
+  waitForNoChrome,
+} from "@deckhand/testkit";
+import { TOOLS } from "deckhand";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, scriptAgent, verifyWith } from "../agent/helpers.ts";
+import { startTestService } from "../support/service.ts";
+import { cleanEnv, deckhand, NODE_ARGS } from "./helpers.ts";
+
+let site: FixtureServer;
+let model: ScriptedModel;
+let dir: string;
+beforeAll(async () => {
+  [site, model] = await Promise.all([startFixtureServer(), startScriptedModel()]);
+  dir = mkdtempSync(join(tmpdir(), "deckhand-cli-test-"));
+});
+afterAll(async () => {
+  await Promise.all([site?.close(), model?.close()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const env = () => cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json") });
+
+describe("deckhand", () => {
+  it("lists every tool of the definitions as a command", async () => {
+    const run = await deckhand(["help"], env());
+    expect(run.code).toBe(0);
+    for (const tool of TOOLS) expect(run.stdout).toContain(`\n  ${tool.name.padEnd(11)} ${tool.title}\n`);
+    const act = await deckhand(["help", "act"], env());
+    expect(act.stdout).toContain("deckhand act [url] <instruction>");
+    expect(act.stdout).toContain("--variables");
+  });
+
+  it("carries out an explicit instruction with no key, printing JSON when not on a terminal", async () => {
+    const run = await deckhand(["act", site.url("explicit/login.html"), "click the Sign in button"], env());
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({
+      ok: true,
+      command: "act",
+      result: { success: true, actionDescription: "click the Sign in button" },
+      tokens: { prompt: 0, completion: 0 },
+    });
+  });
+
+  it("exits 3 when the instruction needs a model, saying why", async () => {
+    const run = await deckhand(["act", site.url("explicit/sections.html"), "click Save"], env());
+    expect(run.code).toBe(3);
+    expect(run.json).toMatchObject({
+      ok: false,
+      error: { name: "MissingLLMConfigurationError" },
+      exitCode: 3,
+    });
+    expect((run.json.error as { message: string }).message).toContain(
+      '2 visible elements on the page fit "Save"',
+    );
+  });
+
+  it("exits 1 when the operation was not done", async () => {
+    const run = await deckhand(["act", site.url("explicit/decoys.html"), "click Submit order"], env());
+    expect(run.code).toBe(1);
+    expect(run.json).toMatchObject({ ok: false, result: { success: false } });
+  });
+
+  it("exits 2 on a usage mistake, with the command's usage", async () => {
+    const unknown = await deckhand(["act", site.url("explicit/login.html"), "x", "--nope"], env());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option --nope");
+    const missing = await deckhand(["act"], env());
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("instruction");
+    const command = await deckhand(["fly"], env());
+    expect(command.code).toBe(2);
+  });
+
+  it("reaches a model with --model and --base-url, and reports its tokens", async () => {
+    model.on(match.schemaName("act"), (request) => {
+      const id = Number(/\[(\d+)\] button: Sign in\n/.exec(request.text)![1]);
+      return { elementId: id, method: "click", arguments: [], description: "click Sign in", completed: true };
+    });
+    try {
+      const run = await deckhand(
+        [
+          "act",
+          site.url("explicit/login.html"),
+          "log in",
+          "--model",
+          "openai/gpt-4.1-mini",
+          "--base-url",
+          model.baseURL,
+        ],
+        env() &&
+          cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json"), OPENAI_API_KEY: "sk-test-cli-0123456789" }),
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const tokens = run.json.tokens as { prompt: number; completion: number };
+      expect(tokens.prompt).toBeGreaterThan(0);
+      expect(run.stdout).not.toContain("sk-test-cli");
+    } finally {
+      model.clear();
+    }
+  });
+
+  it("writes a screenshot to the file -o names", async () => {
+    const file = join(dir, "shot.png");
+    const run = await deckhand(["screenshot", site.url("explicit/login.html"), "-o", file], env());
+    expect(run.code).toBe(0);
+    expect(run.json).toMatchObject({ ok: true, result: { file } });
+    expect(readFileSync(file).subarray(1, 4).toString()).toBe("PNG");
+  });
+
+  it("takes %variables% from DECKHAND_VAR_ and keeps their values out of its output", async () => {
+    const state = join(dir, "vars-state.json");
+    const e = cleanEnv({ DECKHAND_CLI_STATE: state, DECKHAND_VAR_email: "ann.secret@example.com" });
+    try {
+      const run = await deckhand(
+        ["act", site.url("explicit/login.html"), "type %email% into the Email field", "--keep-open"],
+        e,
+      );
+      expect(run.code).toBe(0);
+      expect(run.stdout).not.toContain("ann.secret@example.com");
+      const text = await deckhand(["text"], e);
+      expect((text.json.result as { pageText: string }).pageText).toContain('textbox: Email value="%email%"');
+    } finally {
+      await deckhand(["close"], e);
+    }
+  });
+
+  it("chains commands on one browser with --keep-open, and close ends it and its profile", async () => {
+    const state = join(dir, "chain-state.json");
+    const e = cleanEnv({ DECKHAND_CLI_STATE: state });
+    const first = await deckhand(
+      ["act", site.url("explicit/widgets.html"), "type 'Ann' into the First name field", "--keep-open"],
+      e,
+    );
+    expect(first.code).toBe(0);
+    const kept = JSON.parse(readFileSync(state, "utf8")) as { pid: number; userDataDir: string };
+    const second = await deckhand(["act", "select France from the Country dropdown"], e);
+    expect(second.code).toBe(0);
+    expect(second.json.keptOpen).toBe(true);
+    const text = await deckhand(["text"], e);
+    const pageText = (text.json.result as { pageText: string }).pageText;
+    expect(pageText).toContain('textbox: First name value="Ann"');
+    expect(pageText).toContain('combobox: Country value="France"');
+    const tabs = await deckhand(["tabs"], e);
+    expect(tabs.json.result).toEqual([
+      expect.objectContaining({ index: 0, current: true, title: "Preferences" }),
+    ]);
+
+    const closed = await deckhand(["close"], e);
+    expect(closed.json).toMatchObject({ ok: true, ended: `browser ${kept.pid}` });
+    expect(await waitForNoChrome(kept.userDataDir, 5_000)).toEqual([]);
+    expect(existsSync(kept.userDataDir)).toBe(false);
+    expect(existsSync(state)).toBe(false);
+  });
+
+  it("runs the agent on a task with --model, its steps in the result", async () => {
+    verifyWith(model, (r) => r.text.includes("Remember me"));
+    scriptAgent(model, [
+      [call("act", { action: "check Remember me" })],
+      [call("done", { reasoning: "The box is checked", taskComplete: true })],
+    ]);
+    try {
+      const run = await deckhand(
+        [
+          "agent",
+          site.url("explicit/login.html"),
+          "tick the remember-me box",
+          "--model",
+          "openai/gpt-4.1-mini",
+          "--base-url",
+          model.baseURL,
+        ],
+        cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json"), OPENAI_API_KEY: "sk-test-cli-0123456789" }),
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const result = run.json.result as { success: boolean; actions: { type: string }[] };
+      expect(result.success).toBe(true);
+      expect(result.actions.map((a) => a.type)).toContain("act");
+      expect((run.json.tokens as { prompt: number }).prompt).toBeGreaterThan(0);
+    } finally {
+      model.clear();
+    }
+  });
+
+  it.skipIf(!existsSync("/usr/bin/script"))(
+    "on a terminal, says what it did, the result and the tokens, with progress",
+    async () => {
+      const args = [...NODE_ARGS, "act", site.url("explicit/login.html"), "check Remember me"];
+      const quoted = [process.execPath, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+      const { stdout } = await promisify(execFile)("script", ["-qec", quoted, "/dev/null"], {
+        env: env(),
+        timeout: 60_000,
+      });
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes
+      const out = stdout.replace(/\x1b\[\d+m/g, "").replace(/\r/g, "");
+      expect(out).toContain("… starting the browser");
+      expect(out).toContain(`… opening ${site.url("explicit/login.html")}`);
+      expect(out).toContain(`✔ act ${site.url("explicit/login.html")}`);
+      expect(out).toContain("Done without a model (explicit instruction): check Remember me.");
+      expect(out).toMatch(/no model tokens · \d+ ms/);
+      expect(out).not.toContain('{"ok"');
+    },
+  );
+
+  it("works in a session of a service with --remote and PLATFORM_API_KEY", async () => {
+    const service = await startTestService();
+    try {
+      const run = await deckhand(
+        [
+          "act",
+          site.url("explicit/widgets.html"),
+          "select France from the Country dropdown",
+          "--remote",
+          service.url,
+        ],
+        cleanEnv({ DECKHAND_CLI_STATE: join(dir, "remote-state.json"), PLATFORM_API_KEY: service.apiKey }),
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.json).toMatchObject({ ok: true, result: { success: true } });
+      const refused = await deckhand(
+        ["text", site.url("explicit/widgets.html"), "--remote", service.url],
+        cleanEnv({
+          DECKHAND_CLI_STATE: join(dir, "remote-state.json"),
+          PLATFORM_API_KEY: "dh_wrong_key_0123456789",
+        }),
+      );
+      expect(refused.code).toBe(6);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("extracts with a JSON Schema file through the model", async () => {
+    const schemaFile = join(dir, "schema.json");
+    writeFileSync(
+      schemaFile,
+      JSON.stringify({ type: "object", properties: { heading: { type: "string" } }, required: ["heading"] }),
+    );
+    model.on(match.schemaName("extract"), () => ({ heading: "Sign in to Acme" }));
+    try {
+      const run = await deckhand(
+        [
+          "extract",
+          site.url("explicit/login.html"),
+          "the page heading",
+          "--schema",
+          schemaFile,
+          "--model",
+          "openai/gpt-4.1-mini",
+          "--base-url",
+          model.baseURL,
+        ],
+        cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json"), OPENAI_API_KEY: "sk-test-cli-0123456789" }),
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.json.result).toEqual({ heading: "Sign in to Acme" });
+    } finally {
+      model.clear();
+    }
+  });
+});

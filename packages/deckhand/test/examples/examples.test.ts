@@ -1,0 +1,198 @@
+// Every example in examples/ runs, as a user would run it, against the bundled pages. The ones
+// that need a model get the scripted model server (OpenAI's wire, reached through the real
+// provider code) through the examples' own settings: DECKHAND_MODEL_BASE_URL and the usual key
+// variable. The rest run with no key at all.
+
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type FixtureServer,
+  match,
+  type ScriptedModel,
+  startFixtureServer,
+  startScriptedModel,
+} from "@deckhand/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "../support/service.ts";
+
+const root = fileURLToPath(new URL("../../../../", import.meta.url));
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: root, env, timeout: 90_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** No model key, no service settings: a fresh machine. */
+function freshEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) if (/_API_KEY$|^PLATFORM_|^DECKHAND_/.test(key)) delete env[key];
+  return { ...env, ...extra };
+}
+
+const example = (name: string, env: NodeJS.ProcessEnv) =>
+  run(process.execPath, ["--conditions=deckhand-source", "--no-warnings", join("examples", name)], env);
+
+let model: ScriptedModel;
+let dir: string;
+beforeAll(async () => {
+  model = await startScriptedModel();
+  dir = mkdtempSync(join(tmpdir(), "deckhand-examples-test-"));
+});
+afterAll(async () => {
+  await model?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const withModel = () =>
+  freshEnv({
+    DECKHAND_MODEL: "openai/gpt-4.1-mini",
+    DECKHAND_MODEL_BASE_URL: model.baseURL,
+    OPENAI_API_KEY: "sk-test-examples-0123456789",
+  });
+
+describe("examples/", () => {
+  it("scrape-list.ts: the shirts as typed data", async () => {
+    model.on(match.schemaName("extract"), () => ({
+      shirts: [
+        { name: "Blue shirt", price: "$24.00" },
+        { name: "Red shirt", price: "$22.00" },
+        { name: "Green shirt", price: "$26.50" },
+      ],
+    }));
+    try {
+      const ran = await example("scrape-list.ts", withModel());
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout).toContain("Blue shirt: $24.00\nRed shirt: $22.00\nGreen shirt: $26.50");
+      // The model was shown the page.
+      expect(model.lastRequest?.text).toContain("Green shirt, $26.50");
+    } finally {
+      model.clear();
+    }
+  });
+
+  it("action-cache.ts: the model the first time, the cache the second", async () => {
+    model.on(match.schemaName("act"), (request) => {
+      const id = Number(/Red shirt, \$22\.00\n\s*\[(\d+)\] button: Add to cart/.exec(request.text)![1]);
+      return {
+        elementId: id,
+        method: "click",
+        arguments: [],
+        description: "click Add to cart for the red shirt",
+        completed: true,
+      };
+    });
+    try {
+      const asked = model.requests.length;
+      const ran = await example("action-cache.ts", withModel());
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout).toMatch(
+        /run 1: Done: click Add to cart for the red shirt\. \([1-9]\d* prompt tokens\) -> In your cart: Red shirt\./,
+      );
+      expect(ran.stdout).toMatch(
+        /run 2: Done from the action cache: .*\(0 prompt tokens\) -> In your cart: Red shirt\./,
+      );
+      expect(model.requests.length - asked).toBe(1);
+    } finally {
+      model.clear();
+    }
+  });
+
+  it("login-with-variables.ts: signed in, with no model and the password nowhere", async () => {
+    const ran = await example("login-with-variables.ts", freshEnv());
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout.match(/^ok: /gm)).toHaveLength(4);
+    expect(ran.stdout).toContain("Welcome back! You are signed in and will stay signed in.");
+    expect(ran.stdout).toContain("history mentions the password: false");
+    expect(ran.stdout + ran.stderr).not.toContain("correct horse battery");
+  });
+
+  it("custom-llm-client.ts: a model of one's own", async () => {
+    const ran = await example("custom-llm-client.ts", freshEnv());
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain("In your cart: Green shirt.");
+  });
+
+  it("playwright-page.ts: Playwright and Deckhand on one page", async () => {
+    const ran = await example("playwright-page.ts", freshEnv());
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain("In your cart: Blue shirt.");
+    expect(ran.stdout).toContain("Full name: Grace Hopper, country: Spain");
+  });
+
+  it("mcp-client.ts: an MCP client driving the shop", async () => {
+    const ran = await example("mcp-client.ts", freshEnv());
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(
+      "tools: navigate, act, extract, observe, text, screenshot, tabs, back, forward, agent",
+    );
+    expect(ran.stdout).toContain("[13] checkbox: Gift wrap checked");
+  });
+
+  it("service.ts: REMOTE mode against a service it starts", async () => {
+    const ran = await example("service.ts", freshEnv());
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toMatch(/Session [0-9a-f-]{36}/);
+    expect(ran.stdout).toContain("Welcome back! You are signed in.");
+  });
+
+  it("cli.sh: commands chained on one kept browser", async () => {
+    const ran = await run(
+      "bash",
+      ["examples/cli.sh"],
+      freshEnv({ DECKHAND_CLI_STATE: join(dir, "cli.json"), TMPDIR: dir }),
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(
+      'Done without a model (explicit instruction): select "Germany" from the Country dropdown.',
+    );
+    expect(ran.stdout).toContain("Order placed for Ada Lovelace: nothing to Germany.");
+    expect(ran.stdout).toMatch(/screenshot: \d+ bytes/);
+  });
+
+  describe("service-curl.sh", () => {
+    let service: TestService;
+    let site: FixtureServer;
+    beforeAll(async () => {
+      [service, site] = await Promise.all([startTestService(), startFixtureServer()]);
+      site.route("/example-shop.html", async (_req, res) => {
+        const { readFile } = await import("node:fs/promises");
+        res
+          .writeHead(200, { "content-type": "text/html" })
+          .end(await readFile(join(root, "examples/pages/shop.html")));
+      });
+    });
+    afterAll(async () => {
+      await site?.close();
+      await service?.close();
+    });
+
+    it("starts a session, acts, reads the page and ends it, with curl", async () => {
+      const ran = await run(
+        "bash",
+        ["examples/service-curl.sh"],
+        freshEnv({
+          PLATFORM_API_URL: service.url,
+          PLATFORM_API_KEY: service.apiKey,
+          PAGE_URL: site.url("example-shop.html"),
+        }),
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout).toMatch(/^session [0-9a-f-]{36}$/m);
+      expect(ran.stdout).toContain("Done without a model (explicit instruction): check Gift wrap.");
+      expect(ran.stdout).toContain('textbox: Full name value="Ada Lovelace"');
+      expect(ran.stdout).toContain("checkbox: Gift wrap checked");
+    });
+  });
+});

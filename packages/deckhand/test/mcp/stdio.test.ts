@@ -1,0 +1,116 @@
+// `deckhand mcp` over stdio, driven by the MCP SDK's own client: the tools it lists are the
+// definitions', a real page is driven through a task (open, act explicitly, read the text, take a
+// screenshot), failures come back as tool errors with the reason, and the browser goes when the
+// client does.
+
+import { existsSync, readFileSync } from "node:fs";
+import { type FixtureServer, processTree, startFixtureServer, waitForNoChrome } from "@deckhand/testkit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { TOOLS } from "deckhand";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanEnv, NODE_ARGS } from "../cli/helpers.ts";
+
+type Content = { type: string; text?: string; data?: string; mimeType?: string }[];
+
+let site: FixtureServer;
+let client: Client;
+let transport: StdioClientTransport;
+beforeAll(async () => {
+  site = await startFixtureServer();
+  transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...NODE_ARGS, "mcp"],
+    env: cleanEnv({ DECKHAND_CLI_STATE: "/nonexistent/deckhand-mcp-test.json" }) as Record<string, string>,
+    stderr: "pipe",
+  });
+  client = new Client({ name: "deckhand-test", version: "1.0.0" });
+  await client.connect(transport);
+});
+afterAll(async () => {
+  await client?.close();
+  await site?.close();
+});
+
+function text(content: unknown): string {
+  return (content as Content)
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+describe("deckhand mcp (stdio)", () => {
+  it("lists the tools of the definitions, with their input schemas", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
+    const act = tools.find((t) => t.name === "act")!;
+    expect(act.description).toBe(TOOLS.find((t) => t.name === "act")!.description);
+    expect(act.inputSchema.required).toEqual(["instruction"]);
+  });
+
+  it("drives a page through a task", async () => {
+    const opened = await client.callTool({
+      name: "navigate",
+      arguments: { url: site.url("explicit/widgets.html") },
+    });
+    expect(opened.isError).toBeFalsy();
+    expect(text(opened.content)).toContain('"Preferences"');
+
+    const typed = await client.callTool({
+      name: "act",
+      arguments: { instruction: "type 'Ann' into the First name field" },
+    });
+    expect(typed.isError).toBeFalsy();
+    expect(text(typed.content)).toContain("Done without a model");
+
+    const page = await client.callTool({ name: "text", arguments: { maxTokens: 2000 } });
+    expect(text(page.content)).toContain('textbox: First name value="Ann"');
+
+    const shot = await client.callTool({ name: "screenshot", arguments: {} });
+    const image = (shot.content as Content).find((c) => c.type === "image")!;
+    expect(image.mimeType).toBe("image/png");
+    expect(Buffer.from(image.data!, "base64").subarray(1, 4).toString()).toBe("PNG");
+
+    const listed = await client.callTool({ name: "observe", arguments: {} });
+    expect(text(listed.content)).toContain("First name");
+  });
+
+  it("cuts page text to the token budget and says so", async () => {
+    await client.callTool({ name: "navigate", arguments: { url: site.url("explicit/sections.html") } });
+    const page = await client.callTool({ name: "text", arguments: { maxTokens: 100 } });
+    expect(text(page.content)).toMatch(/more lines; ask for a selector or a larger maxTokens/);
+  });
+
+  it("gives errors as tool errors with the reason", async () => {
+    await client.callTool({ name: "navigate", arguments: { url: site.url("explicit/sections.html") } });
+    const vague = await client.callTool({ name: "act", arguments: { instruction: "click Save" } });
+    expect(vague.isError).toBe(true);
+    expect(text(vague.content)).toMatch(
+      /MissingLLMConfigurationError: .*2 visible elements on the page fit "Save"/,
+    );
+    const badTab = await client.callTool({ name: "tabs", arguments: { action: "switch", index: 7 } });
+    expect(badTab.isError).toBe(true);
+    expect(text(badTab.content)).toContain("needs the index of an open tab");
+  });
+
+  it("ends its browser, and removes its profile, when the client goes", async () => {
+    const pid = transport.pid!;
+    // The browser this server launched: below its process, with a temporary profile.
+    const profiles = processTree(pid)
+      .map((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
+        } catch {
+          return [];
+        }
+      })
+      .flatMap((args) => args.filter((a) => a.startsWith("--user-data-dir=")))
+      .map((a) => a.slice("--user-data-dir=".length));
+    expect(profiles.length).toBeGreaterThan(0);
+    await client.close();
+    for (const profile of new Set(profiles)) {
+      expect(await waitForNoChrome(profile, 10_000)).toEqual([]);
+      expect(existsSync(profile)).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,215 @@
+// Explicit instructions next to a model: one that names a single visible element is carried out
+// with no model call (0 tokens in metrics, marked in the history); one that is not plain, or whose
+// target is not unique, goes to the model; `explicitInstructions: false` sends everything to the
+// model. With no model at all, the error says why the instruction needs one.
+
+import { Deckhand, MissingLLMConfigurationError } from "deckhand";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { startDeckhand } from "../support/browser.ts";
+import {
+  anotherDeckhand,
+  idOf,
+  MODES,
+  type OpsFixture,
+  onAct,
+  open,
+  opsFixture,
+  requestsOf,
+  step,
+} from "./helpers.ts";
+
+const EMAIL = "ann.secret@example.com";
+
+function fieldValue(dh: Deckhand, selector: string): Promise<string> {
+  return dh.page.evaluate((s: string) => (document.querySelector(s) as HTMLInputElement).value, selector);
+}
+
+function hitIds(dh: Deckhand): Promise<string[]> {
+  return dh.page.evaluate(() =>
+    (window as unknown as { __hits: { type: string; id: string | null }[] }).__hits
+      .filter((h) => h.type === "click" && h.id)
+      .map((h) => h.id!),
+  );
+}
+
+describe.each(MODES)("%s", (mode) => {
+  let fx: OpsFixture;
+  /** Act requests the model received since the test began. */
+  let asked = 0;
+  const actRequests = () => requestsOf(fx.model, "act").length - asked;
+  beforeAll(async () => {
+    fx = await opsFixture(mode, { explicitInstructions: true });
+  });
+  afterAll(async () => {
+    await fx?.close();
+  });
+  beforeEach(() => {
+    asked = requestsOf(fx.model, "act").length;
+  });
+  afterEach(() => {
+    fx.model.clear();
+  });
+
+  it("carries out an explicit instruction with no model call and no tokens", async () => {
+    await open(fx, "explicit/login.html");
+    const before = await fx.dh.metrics;
+    const result = await fx.dh.act("click the Sign in button");
+    expect(result.success).toBe(true);
+    expect(result.message).toMatch(/^Done without a model/);
+    expect(result.actions?.[0]?.method).toBe("click");
+    expect(await hitIds(fx.dh)).toEqual(["sign-in"]);
+    expect(actRequests()).toBe(0);
+    const after = await fx.dh.metrics;
+    expect(after.actPromptTokens).toBe(before.actPromptTokens);
+    expect(after.totalPromptTokens).toBe(before.totalPromptTokens);
+  });
+
+  it("types a variable's value into the field without showing it anywhere", async () => {
+    await open(fx, "explicit/login.html");
+    const result = await fx.dh.act("type %email% into the Email field", { variables: { email: EMAIL } });
+    expect(result.success).toBe(true);
+    expect(await fieldValue(fx.dh, "#email")).toBe(EMAIL);
+    expect(JSON.stringify(result)).not.toContain(EMAIL);
+    expect(JSON.stringify(await fx.dh.history)).not.toContain(EMAIL);
+    expect(actRequests()).toBe(0);
+  });
+
+  it("asks the model when the instruction is not plain", async () => {
+    await open(fx, "explicit/login.html");
+    onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Sign in"), method: "click" }));
+    const result = await fx.dh.act("log in to the site");
+    expect(result.success).toBe(true);
+    expect(actRequests()).toBe(1);
+    expect(await hitIds(fx.dh)).toEqual(["sign-in"]);
+  });
+
+  it("asks the model when more than one visible element fits, and does what it chose", async () => {
+    await open(fx, "explicit/sections.html");
+    onAct(fx.model, (request) => {
+      // The second "Save" in the outline is the shipping section's.
+      const ids = [...request.text.matchAll(/\[(\d+)\] button: Save\b(?! all)/g)].map((m) => Number(m[1]));
+      return step({ elementId: ids[1]!, method: "click" });
+    });
+    const result = await fx.dh.act("click the Save button in the Shipping section");
+    expect(result.success).toBe(true);
+    expect(actRequests()).toBe(1);
+    expect(await hitIds(fx.dh)).toEqual(["shipping-save"]);
+  });
+
+  it("asks the model when the one element that fits cannot take the step", async () => {
+    await open(fx, "explicit/decoys.html");
+    onAct(fx.model, () => step({ elementId: -1, method: "click", description: "the button is disabled" }));
+    const result = await fx.dh.act("click Submit order");
+    expect(result.success).toBe(false);
+    expect(actRequests()).toBeGreaterThanOrEqual(1);
+  });
+
+  it("with explicitInstructions: false, asks the model even for an explicit instruction", async () => {
+    const strict = await anotherDeckhand(fx, { explicitInstructions: false });
+    try {
+      await open(fx, "explicit/login.html", strict);
+      onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Sign in"), method: "click" }));
+      const result = await strict.act("click the Sign in button");
+      expect(result.success).toBe(true);
+      expect(result.message).not.toMatch(/without a model/);
+      expect(actRequests()).toBe(1);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe("LOCAL: the record of an explicit instruction", () => {
+  let dh: Deckhand;
+  let fx: OpsFixture;
+  beforeAll(async () => {
+    fx = await opsFixture("LOCAL", { explicitInstructions: true });
+    dh = fx.dh;
+  });
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  it("marks the history entry as done without a model", async () => {
+    await open(fx, "explicit/widgets.html");
+    await dh.act("select Germany from the Country dropdown");
+    const entry = (await dh.history).at(-1)!;
+    expect(entry.method).toBe("act");
+    expect(entry.parameters).toMatchObject({ instruction: "select Germany from the Country dropdown" });
+    expect(entry.result).toMatchObject({ success: true, resolvedWithoutModel: true });
+    expect(await fieldValue(dh, "#country")).toBe("de");
+  });
+
+  it("logs it as an act with no model", async () => {
+    const lines: { category?: string; message: string; auxiliary?: Record<string, unknown> }[] = [];
+    const logged = await anotherDeckhand(fx, {
+      explicitInstructions: true,
+      verbose: 1,
+      logger: (line) => lines.push(line as (typeof lines)[number]),
+    });
+    try {
+      await open(fx, "explicit/login.html", logged);
+      await logged.act("check Remember me");
+      const line = lines.find((l) => l.category === "act" && /without a model/.test(l.message));
+      expect(line).toBeDefined();
+    } finally {
+      await logged.close();
+    }
+  });
+});
+
+describe("with no model configured", () => {
+  let dh: Deckhand;
+  let fx: OpsFixture;
+  beforeAll(async () => {
+    vi.stubEnv("OPENAI_API_KEY", undefined);
+    fx = await opsFixture("LOCAL");
+    dh = await startDeckhand({}, {});
+  });
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await dh?.close();
+    await fx?.close();
+  });
+
+  it("carries out explicit instructions end to end", async () => {
+    await dh.page.goto(fx.site.url("explicit/login.html"));
+    expect((await dh.act("type %email% into the Email field", { variables: { email: EMAIL } })).success).toBe(
+      true,
+    );
+    expect((await dh.act("type 'pw-1234' into the Password field")).success).toBe(true);
+    expect((await dh.act("check Remember me")).success).toBe(true);
+    expect((await dh.act("click Sign in")).success).toBe(true);
+    expect(await fieldValue(dh, "#email")).toBe(EMAIL);
+    expect(
+      await dh.page.evaluate(() => (document.querySelector("#remember") as HTMLInputElement).checked),
+    ).toBe(true);
+    const metrics = await dh.metrics;
+    expect(metrics.totalPromptTokens + metrics.totalCompletionTokens).toBe(0);
+  });
+
+  it("says which instruction needs a model, and why", async () => {
+    await dh.page.goto(fx.site.url("explicit/sections.html"));
+    const error = await dh.act("click Save").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MissingLLMConfigurationError);
+    expect((error as Error).message).toMatch(
+      /"click Save" needs a model: 2 visible elements on the page fit "Save"/,
+    );
+    const vague = await dh.act("finish the checkout").catch((e: unknown) => e);
+    expect((vague as Error).message).toMatch(/not a plain instruction/);
+  });
+
+  it("without the option, an explicit instruction needs a model too", async () => {
+    const strict = new Deckhand({
+      ...(await import("../support/browser.ts")).testOptions(),
+      explicitInstructions: false,
+    });
+    await strict.init();
+    try {
+      await strict.page.goto(fx.site.url("explicit/login.html"));
+      await expect(strict.act("click Sign in")).rejects.toBeInstanceOf(MissingLLMConfigurationError);
+    } finally {
+      await strict.close();
+    }
+  });
+});

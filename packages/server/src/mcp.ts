@@ -1,0 +1,176 @@
+// POST/GET/DELETE /mcp: the library's tools (navigate, act, extract, observe, text, screenshot,
+// tabs, back, forward) over MCP's streamable HTTP transport, with the official SDK.
+//
+// Every request carries an API key (x-platform-api-key, or Authorization: Bearer). An MCP client
+// gets its own session of this service: on its first tool call a REMOTE Deckhand is started
+// against this very service with the client's key, so the client's browser context, limits,
+// egress rules and replay record are those of any other session of its project. The MCP session
+// id is bound to the key's project: another project's key naming it gets 404, as for any session
+// it does not own. The session ends when the client ends it (DELETE), after the service's idle
+// timeout without a request, or when the service closes.
+
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { createMcpServer, Deckhand } from "deckhand";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { KeyVerifier } from "./auth.ts";
+import { ApiError } from "./errors.ts";
+
+export interface McpOptions {
+  verifier: KeyVerifier;
+  /** An MCP session with no request for this long is ended (ms). */
+  idleTimeoutMs: number;
+}
+
+interface McpClient {
+  id: string | undefined;
+  projectId: string;
+  transport: StreamableHTTPServerTransport;
+  deckhand: Promise<Deckhand> | undefined;
+  idle: NodeJS.Timeout | undefined;
+  ended: boolean;
+}
+
+function keyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers["x-platform-api-key"];
+  if (typeof header === "string" && header) return header;
+  const bearer = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "");
+  return bearer?.[1];
+}
+
+/** This service's own address, for the REMOTE Deckhand of an MCP client. */
+function selfUrl(app: FastifyInstance): string {
+  const address = app.server.address() as AddressInfo | null;
+  if (!address) throw new ApiError(503, "SHUTTING_DOWN", "The service is not listening.");
+  const host =
+    address.address === "::" || address.address === "0.0.0.0"
+      ? "127.0.0.1"
+      : address.family === "IPv6"
+        ? `[${address.address}]`
+        : address.address;
+  return `http://${host}:${address.port}`;
+}
+
+export function installMcp(app: FastifyInstance, options: McpOptions): void {
+  const clients = new Map<string, McpClient>();
+
+  const end = async (client: McpClient): Promise<void> => {
+    if (client.ended) return;
+    client.ended = true;
+    if (client.idle) clearTimeout(client.idle);
+    if (client.id) clients.delete(client.id);
+    await client.transport.close().catch(() => undefined);
+    const dh = await client.deckhand?.catch(() => undefined);
+    if (!dh) return;
+    // Its service session ends over HTTP; a service that is closing ends it anyway, so the wait
+    // is bounded.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      dh.close().catch((error: unknown) => app.log.warn({ err: error }, "mcp: ending a session failed")),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 5_000);
+      }),
+    ]);
+    clearTimeout(timer);
+  };
+
+  const touch = (client: McpClient): void => {
+    if (client.idle) clearTimeout(client.idle);
+    client.idle = setTimeout(() => void end(client), options.idleTimeoutMs);
+    client.idle.unref();
+  };
+
+  const open = async (request: FastifyRequest, key: string, projectId: string): Promise<McpClient> => {
+    const modelKey = request.headers["x-model-api-key"];
+    const modelName = request.headers["x-model-name"];
+    const client: McpClient = {
+      id: undefined,
+      projectId,
+      deckhand: undefined,
+      idle: undefined,
+      ended: false,
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          client.id = id;
+          clients.set(id, client);
+        },
+      }),
+    };
+    const startDeckhand = async (): Promise<Deckhand> => {
+      const dh = new Deckhand({
+        env: "REMOTE",
+        apiUrl: selfUrl(app),
+        apiKey: key,
+        verbose: 0,
+        disablePino: true,
+        ...(typeof modelKey === "string" && modelKey
+          ? {
+              model: {
+                modelName: typeof modelName === "string" ? modelName : "openai/gpt-4.1-mini",
+                apiKey: modelKey,
+              },
+            }
+          : typeof modelName === "string"
+            ? { model: modelName }
+            : {}),
+      });
+      await dh.init();
+      if (client.ended) {
+        await dh.close();
+        throw new ApiError(410, "SESSION_ENDED", "The MCP session ended.");
+      }
+      return dh;
+    };
+    const server = createMcpServer(() => {
+      client.deckhand ??= startDeckhand();
+      return client.deckhand;
+    });
+    client.transport.onclose = () => void end(client);
+    await server.connect(client.transport);
+    return client;
+  };
+
+  app.route({
+    method: ["GET", "POST", "DELETE"],
+    url: "/mcp",
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const key = keyOf(request);
+      if (!key)
+        throw new ApiError(401, "UNAUTHORIZED", "Missing API key: send it in the x-platform-api-key header.");
+      const identity = await options.verifier.verify(key);
+      if (!identity)
+        throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key (x-platform-api-key).");
+      const sessionId = request.headers["mcp-session-id"];
+      let client: McpClient | undefined;
+      if (typeof sessionId === "string") {
+        client = clients.get(sessionId);
+        // Another project's session is answered as one that does not exist.
+        if (!client || client.projectId !== identity.projectId)
+          throw new ApiError(
+            404,
+            "SESSION_NOT_FOUND",
+            "No such MCP session for this key; initialize a new one.",
+          );
+      } else if (request.method === "POST" && isInitializeRequest(request.body)) {
+        client = await open(request, key, identity.projectId);
+      } else {
+        throw new ApiError(
+          400,
+          "INVALID_ARGUMENT",
+          "Start with an MCP initialize request, then send the mcp-session-id header it answers with.",
+        );
+      }
+      touch(client);
+      reply.hijack();
+      await client.transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  });
+
+  app.addHook("onClose", async () => {
+    await Promise.all([...clients.values()].map((c) => end(c)));
+  });
+}

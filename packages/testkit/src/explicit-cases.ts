@@ -1,0 +1,227 @@
+// The labelled set of explicit instructions: (page, instruction, what must happen). Used by the
+// test that runs them all with no model (packages/deckhand/test/ops/explicit.test.ts) and by the
+// `explicit` benchmark. The pages are fixtures/pages/explicit/*.html; each records the id of the
+// element every input event reached in window.__hits (hits.js).
+//
+// `expect` is:
+//   - an element id: the one element acted on (nothing else may receive an event);
+//   - "page": a key pressed on the page (no element's id receives a click or input);
+//   - "model": the instruction is not plain, or no single visible element fits it; with no model
+//     act() throws MissingLLMConfigurationError and nothing happens;
+//   - "not-done": the one element that fits cannot take the step (disabled, no such option);
+//     act() reports failure and nothing happens.
+
+export type ExplicitExpectation = string;
+
+export interface ExplicitCase {
+  page: "login" | "sections" | "decoys" | "widgets" | "frames";
+  instruction: string;
+  expect: ExplicitExpectation | "page" | "model" | "not-done";
+  variables?: Record<string, string>;
+  /** What the case is about (look-alike, decoy, duplicate, only looks explicit, ...). */
+  note?: string;
+}
+
+const email = { email: "ann@example.com" };
+
+export const EXPLICIT_CASES: readonly ExplicitCase[] = [
+  // ---------- login: look-alike names ----------
+  { page: "login", instruction: "click the Sign in button", expect: "sign-in" },
+  { page: "login", instruction: "click Sign in", expect: "sign-in", note: "look-alike: Sign in with Google" },
+  { page: "login", instruction: "Click on the 'Sign in' button.", expect: "sign-in" },
+  { page: "login", instruction: "press the Sign in button", expect: "sign-in" },
+  { page: "login", instruction: "click the sign in button", expect: "sign-in" },
+  { page: "login", instruction: "click Sign in with Google", expect: "sign-in-google" },
+  { page: "login", instruction: "click the Sign up link", expect: "signup-link" },
+  { page: "login", instruction: "click Sign-in", expect: "model", note: "look-alike spelling" },
+  { page: "login", instruction: "type %email% into the Email field", expect: "email", variables: email },
+  { page: "login", instruction: "type 'secret' into the Password field", expect: "password" },
+  { page: "login", instruction: "enter %email% in the Email field", expect: "email", variables: email },
+  { page: "login", instruction: "fill the Email field with %email%", expect: "email", variables: email },
+  {
+    page: "login",
+    instruction: "type my email into the Email field",
+    expect: "model",
+    note: "unquoted text",
+  },
+  {
+    page: "login",
+    instruction: "type %mail% into the Email field",
+    expect: "model",
+    variables: email,
+    note: "a variable that is not given",
+  },
+  { page: "login", instruction: "type 'hello' into the email", expect: "email" },
+  { page: "login", instruction: "type '123456' into the One-time code field", expect: "otp" },
+  {
+    page: "login",
+    instruction: "check Remember me",
+    expect: "remember",
+    note: "look-alike: Remember this device",
+  },
+  { page: "login", instruction: "check the Remember me checkbox", expect: "remember" },
+  { page: "login", instruction: "tick Remember this device", expect: "remember-device" },
+  { page: "login", instruction: "check Remember", expect: "model", note: "a prefix of two names" },
+  { page: "login", instruction: "click Forgot password?", expect: "forgot" },
+  { page: "login", instruction: "click the Help button", expect: "help-icon", note: "name from aria-label" },
+  { page: "login", instruction: "click Pricing", expect: "pricing-link" },
+  { page: "login", instruction: "press Enter", expect: "page" },
+  {
+    page: "login",
+    instruction: "click the login button",
+    expect: "model",
+    note: "a description, not a name",
+  },
+  { page: "login", instruction: "sign in", expect: "model" },
+  { page: "login", instruction: "click the button to sign in", expect: "model" },
+  { page: "login", instruction: "click the blue button", expect: "model" },
+  { page: "login", instruction: "click Sign in if it is there", expect: "model", note: "a condition" },
+  {
+    page: "login",
+    instruction: "type 'ann' into the Email field and click Sign in",
+    expect: "model",
+    note: "two steps",
+  },
+  { page: "login", instruction: "click the Sign in button twice", expect: "model" },
+  { page: "login", instruction: "log in with %email%", expect: "model", variables: email },
+
+  // ---------- sections: duplicates in different sections ----------
+  { page: "sections", instruction: "click Save", expect: "model", note: "one per section" },
+  { page: "sections", instruction: "click the Save button", expect: "model" },
+  { page: "sections", instruction: "click the Save button in the Billing section", expect: "model" },
+  { page: "sections", instruction: "click the first Save button", expect: "model" },
+  { page: "sections", instruction: "click the Save button under Shipping address", expect: "model" },
+  { page: "sections", instruction: "click Save all", expect: "save-all" },
+  { page: "sections", instruction: "click the Save all button", expect: "save-all" },
+  { page: "sections", instruction: "click Edit", expect: "model" },
+  { page: "sections", instruction: "type 'Main St 1' into the Street field", expect: "model" },
+  { page: "sections", instruction: "type 'Acme' into the Company field", expect: "billing-company" },
+  { page: "sections", instruction: "select Germany from the Country dropdown", expect: "model" },
+  { page: "sections", instruction: "select Germany from the Country dropdown in Shipping", expect: "model" },
+  {
+    page: "sections",
+    instruction: "select East Germany from the Region dropdown",
+    expect: "shipping-region",
+  },
+  { page: "sections", instruction: "select South from the Region list", expect: "shipping-region" },
+  { page: "sections", instruction: "select North from Region", expect: "shipping-region" },
+  { page: "sections", instruction: "choose Express", expect: "model" },
+  { page: "sections", instruction: "check Express", expect: "speed-express" },
+  { page: "sections", instruction: "click Express", expect: "speed-express" },
+  { page: "sections", instruction: "check Gift wrap", expect: "gift", note: "look-alike: Gift wrap note" },
+  { page: "sections", instruction: "tick Gift wrap note", expect: "gift-note" },
+  { page: "sections", instruction: "click Place order", expect: "place-order" },
+  { page: "sections", instruction: "click Place order help", expect: "place-order-help" },
+  {
+    page: "sections",
+    instruction: "click the Place order link",
+    expect: "model",
+    note: "the link is 'Place order help'",
+  },
+  {
+    page: "sections",
+    instruction: "type 'Leave at the door' into the Delivery notes field",
+    expect: "shipping-notes",
+  },
+  { page: "sections", instruction: "type 'x' into Delivery notes", expect: "shipping-notes" },
+  { page: "sections", instruction: "click Billing address", expect: "model", note: "a heading" },
+  { page: "sections", instruction: "type 'Acme' into the Company field, then click Save", expect: "model" },
+
+  // ---------- decoys: what a person cannot see ----------
+  { page: "decoys", instruction: "click Delete", expect: "delete" },
+  { page: "decoys", instruction: "click Delete account", expect: "model", note: "transparent" },
+  { page: "decoys", instruction: "click Subscribe", expect: "model", note: "visually hidden" },
+  { page: "decoys", instruction: "click Continue", expect: "continue", note: "its twin is off the page" },
+  { page: "decoys", instruction: "click Close", expect: "close", note: "its twin is aria-hidden" },
+  { page: "decoys", instruction: "click Buy now", expect: "model", note: "visibility: hidden" },
+  { page: "decoys", instruction: "click Apply coupon", expect: "model", note: "in a closed details" },
+  { page: "decoys", instruction: "click Submit order", expect: "not-done", note: "disabled" },
+  { page: "decoys", instruction: "click Export data", expect: "model", note: "transparent parent" },
+  { page: "decoys", instruction: "click Export CSV", expect: "export-csv" },
+  { page: "decoys", instruction: "type 'neo' into the Nickname field", expect: "nickname" },
+  {
+    page: "decoys",
+    instruction: "type 'x' into the Alias field",
+    expect: "model",
+    note: "transparent field",
+  },
+  { page: "decoys", instruction: "type 'x' into the Alias (public) field", expect: "alias-public" },
+  { page: "decoys", instruction: "check Marketing emails", expect: "marketing" },
+  { page: "decoys", instruction: "check Tracking", expect: "model", note: "off the page" },
+  { page: "decoys", instruction: "click Download report", expect: "fake-button", note: "role=button div" },
+  { page: "decoys", instruction: "click the Download report button", expect: "fake-button" },
+  { page: "decoys", instruction: "click the hidden Delete account button", expect: "model" },
+
+  // ---------- widgets: kinds of control ----------
+  { page: "widgets", instruction: "click the Specs tab", expect: "tab-specs" },
+  { page: "widgets", instruction: "click Reviews", expect: "tab-reviews" },
+  { page: "widgets", instruction: "click the Overview tab", expect: "tab-overview" },
+  { page: "widgets", instruction: "click File", expect: "menu-file" },
+  { page: "widgets", instruction: "click the Edit menu item", expect: "menu-edit" },
+  {
+    page: "widgets",
+    instruction: "select Germany from the Country dropdown",
+    expect: "country",
+    note: "look-alike option: East Germany",
+  },
+  { page: "widgets", instruction: "select 'France' from the Country select", expect: "country" },
+  {
+    page: "widgets",
+    instruction: "select Italy from the Country dropdown",
+    expect: "not-done",
+    note: "no such option",
+  },
+  {
+    page: "widgets",
+    instruction: "select the second option from the Country dropdown",
+    expect: "not-done",
+    note: "only looks explicit; no option has that name",
+  },
+  {
+    page: "widgets",
+    instruction: "select German from the Language dropdown",
+    expect: "model",
+    note: "custom dropdown",
+  },
+  { page: "widgets", instruction: "uncheck Newsletter", expect: "newsletter" },
+  { page: "widgets", instruction: "check I accept the terms and conditions", expect: "terms" },
+  { page: "widgets", instruction: "check the terms", expect: "model" },
+  { page: "widgets", instruction: "type 'Nice' into the Comment field", expect: "comment" },
+  {
+    page: "widgets",
+    instruction: "type 'shoes' into the Search box",
+    expect: "search",
+    note: "a Search button too",
+  },
+  { page: "widgets", instruction: "click Search", expect: "search-button" },
+  { page: "widgets", instruction: "click the Search button", expect: "search-button" },
+  { page: "widgets", instruction: "click Search tips", expect: "search-tips" },
+  { page: "widgets", instruction: "type '3' into the Quantity field", expect: "quantity" },
+  { page: "widgets", instruction: "type 'Ann' into the First name field", expect: "first-name" },
+  { page: "widgets", instruction: "fill First name with 'Ann'", expect: "first-name" },
+  { page: "widgets", instruction: "type 'Lee' into the Last name field", expect: "last-name" },
+  { page: "widgets", instruction: "type 'Ann' into the name field", expect: "model" },
+  { page: "widgets", instruction: "double-click Rename", expect: "rename" },
+  { page: "widgets", instruction: "click Add", expect: "add", note: "look-alike: Add to cart" },
+  { page: "widgets", instruction: "click the Add to cart button", expect: "add-to-cart" },
+  { page: "widgets", instruction: "click Next", expect: "next-link", note: "look-alike: Next page" },
+  { page: "widgets", instruction: "click the next button", expect: "model", note: "Next is a link" },
+  { page: "widgets", instruction: "hover over Add", expect: "add" },
+  { page: "widgets", instruction: "press Tab", expect: "page" },
+  { page: "widgets", instruction: "press Escape", expect: "page" },
+  { page: "widgets", instruction: "press Enter in the Comment field", expect: "comment" },
+  { page: "widgets", instruction: "click the cheapest option", expect: "model" },
+  { page: "widgets", instruction: "add the shoes to the cart", expect: "model" },
+
+  // ---------- frames and shadow roots ----------
+  { page: "frames", instruction: "click Pay now", expect: "pay-now", note: "in an iframe" },
+  { page: "frames", instruction: "click Cancel", expect: "model", note: "one outside, one in the iframe" },
+  {
+    page: "frames",
+    instruction: "type '4242 4242 4242 4242' into the Card number field",
+    expect: "card-number",
+  },
+  { page: "frames", instruction: "click Open chat", expect: "open-chat", note: "in a shadow root" },
+  { page: "frames", instruction: "type 'hi' into the Message field", expect: "chat-message" },
+  { page: "frames", instruction: "click the Pay now link", expect: "model" },
+];
