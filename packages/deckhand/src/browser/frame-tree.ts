@@ -135,6 +135,17 @@ export class FrameTree {
     for (const child of tree.childFrames ?? []) this.addTree(child, session, info.id, asOf);
   }
 
+  /**
+   * The main frame's document as a frame tree asked for after a navigation reports it, for a
+   * commit whose Page.frameNavigated never came (see Page.confirmCommit). The tree is the newest
+   * word: it counts as a frame event, so an older tree still on its way does not undo it.
+   */
+  adoptMainCommit(tree: Protocol.Page.FrameTree, session: CdpSession): void {
+    if (tree.frame.id !== this.mainId) return;
+    this.frameNavigated(tree.frame, session);
+    for (const child of tree.childFrames ?? []) this.addTree(child, session, this.mainId, this.frameEvents);
+  }
+
   /** Every frame is gone (the page closed). */
   detachAll(): void {
     for (const frame of this.frameMap.values()) frame.markDetached();

@@ -36,6 +36,11 @@ export interface NavigationTarget {
   readonly lifecycle: LifecycleWatcher;
   /** Why the page is closed, if it is. */
   closedError(): ServiceError | undefined;
+  /**
+   * Makes sure the frame tree has seen the commit of the main frame's navigation `loaderId` (its
+   * URL is what url() answers), asking the page when the event did not come.
+   */
+  confirmCommit(loaderId: string): Promise<void>;
   /** After every navigation made through the page's API (for history). */
   navigated(parameters: Record<string, unknown>, result: { status: number | null }): void;
 }
@@ -103,6 +108,7 @@ export class Navigator {
       if (result.loaderId) {
         await lifecycle.wait(frame.id, result.loaderId, waitUntil, deadline);
         status = lifecycle.statusOf(result.loaderId);
+        await this.target.confirmCommit(result.loaderId);
       } else if (!result.isDownload) {
         await sameDocument;
       }
@@ -177,6 +183,7 @@ export class Navigator {
       if (loaderId) {
         await lifecycle.wait(frameId, loaderId, waitUntil, deadline);
         status = lifecycle.statusOf(loaderId);
+        await this.target.confirmCommit(loaderId);
       }
       this.target.navigated({ action: operation.replace("()", ""), ...recorded }, { status });
       return status;

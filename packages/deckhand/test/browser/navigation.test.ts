@@ -1,9 +1,12 @@
 // Page navigation: goto and what it returns, load states, timeouts and failures, reload, history,
 // url() and title().
 
+import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
-import type { Page } from "deckhand";
+import { Deckhand, type Page } from "deckhand";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import WebSocket, { WebSocketServer } from "ws";
+import { testOptions } from "../support/browser.ts";
 import { type BrowserFixture, closeFixture, closeOtherPages, eventually, openFixture } from "./helpers.ts";
 
 let fx: BrowserFixture;
@@ -263,5 +266,68 @@ describe("url() and title()", () => {
       document.title = "Changed by script";
     });
     expect(await page.title()).toBe("Changed by script");
+  });
+});
+
+/**
+ * A DevTools relay in front of the file's browser that passes every message except the events
+ * `drop` picks: the browser's own behaviour when a navigation commits in a renderer whose page
+ * agent is not enabled yet (the first tab, handed out before its renderer started).
+ */
+async function droppingRelay(
+  target: string,
+  drop: (message: { method?: string; params?: unknown }) => boolean,
+) {
+  const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+  await new Promise((resolve) => server.once("listening", resolve));
+  const relay = { url: "", dropped: 0, close: () => new Promise((resolve) => server.close(resolve)) };
+  relay.url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}${new URL(target).pathname}`;
+  server.on("connection", (client) => {
+    const upstream = new WebSocket(target, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+    const early: string[] = [];
+    upstream.on("open", () => {
+      for (const message of early.splice(0)) upstream.send(message);
+    });
+    client.on("message", (data) => {
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(String(data));
+      else early.push(String(data));
+    });
+    upstream.on("message", (data) => {
+      if (drop(JSON.parse(String(data)))) relay.dropped++;
+      else client.send(String(data));
+    });
+    client.on("close", () => upstream.close());
+    upstream.on("close", () => client.close());
+    upstream.on("error", () => client.close());
+  });
+  return relay;
+}
+
+describe("a commit the browser does not report", () => {
+  it("goto() still leaves url() at the new page, and the next goto() too", async () => {
+    const relay = await droppingRelay(
+      fx.dh.connectURL(),
+      (m) =>
+        m.method === "Page.frameNavigated" &&
+        (m.params as { frame: { parentId?: string; url: string } }).frame.parentId === undefined,
+    );
+    const other = new Deckhand(testOptions({ cdpUrl: relay.url }));
+    try {
+      await other.init();
+      const tab = await other.context.newPage();
+      expect(await tab.goto(fx.site.url("index.html"))).toBe(200);
+      expect(relay.dropped).toBeGreaterThan(0);
+      expect(tab.url()).toBe(fx.site.url("index.html"));
+      // An older frame tree on its way does not undo it, nor does a second navigation go unseen.
+      await tab.goto(fx.site.url("index.html#part"));
+      expect(tab.url()).toBe(fx.site.url("index.html#part"));
+      await tab.goto("data:text/html,<title>second</title>");
+      expect(tab.url()).toBe("data:text/html,<title>second</title>");
+      expect(await tab.title()).toBe("second");
+      await tab.close();
+    } finally {
+      await other.close();
+      await relay.close();
+    }
   });
 });
