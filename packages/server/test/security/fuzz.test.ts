@@ -198,6 +198,11 @@ function modelArb(): fc.Arbitrary<unknown> {
   );
 }
 
+/** Headers of a well-formed request. */
+const validHeaders = { "content-type": "application/json", "x-model-api-key": "sk-fuzz-0123456789" };
+/** The options of a well-formed operation request: the scripted model, the service's own timeout. */
+const validOptions = () => ({ model: { modelName: "openai/gpt-4.1-mini", baseURL: fx.model.baseURL } });
+
 function optionsArb(): fc.Arbitrary<unknown> {
   return mostly(
     fc.record(
@@ -253,9 +258,16 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 80);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const TIME_LIMIT_MS = Number(process.env.FUZZ_TIME_MS ?? 7000);
 
+/**
+ * Runs `send` on generated values. `examples` go first, whatever the time limit: a well-formed
+ * request per operation, so that reaching the operation itself (an answer of 200) does not hang on
+ * the random runs alone, which a busy machine cuts short (CI once got 44 runs of act in the time
+ * limit, none of them both valid and given time enough).
+ */
 async function fuzz<T extends unknown[]>(
   arbs: { [K in keyof T]: fc.Arbitrary<T[K]> },
   send: (...values: T) => Promise<void>,
+  examples: T[] = [],
   runs = RUNS,
 ): Promise<void> {
   await fc.assert(
@@ -267,7 +279,13 @@ async function fuzz<T extends unknown[]>(
         throw error;
       }
     }),
-    { numRuns: runs, seed: SEED, endOnFailure: true, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS)] },
+    {
+      numRuns: runs,
+      seed: SEED,
+      endOnFailure: true,
+      examples: examples as unknown as [unknown][],
+      plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS)],
+    },
   );
 }
 
@@ -309,13 +327,18 @@ describe("fuzzing every endpoint", () => {
         ),
       ),
     });
-    await fuzz([body, fuzzHeaders], async (b, h) => {
-      await check("POST", "/v1/sessions/start", b, h);
-      // Started sessions are ended again, so that capacity is left for the rest.
-      for (const active of await svc.store.listActiveSessions()) {
-        if (active.id !== id) await svc.op(active.id, "end");
-      }
-    });
+    const valid = JSON.stringify({ modelName: "openai/gpt-4.1-mini", domSettleTimeoutMs: 100 });
+    await fuzz(
+      [body, fuzzHeaders],
+      async (b, h) => {
+        await check("POST", "/v1/sessions/start", b, h);
+        // Started sessions are ended again, so that capacity is left for the rest.
+        for (const active of await svc.store.listActiveSessions()) {
+          if (active.id !== id) await svc.op(active.id, "end");
+        }
+      },
+      [[valid, validHeaders]],
+    );
   }, 60_000);
 
   it("POST /v1/sessions/{id}/act", async () => {
@@ -333,7 +356,10 @@ describe("fuzzing every endpoint", () => {
       oddValue,
     );
     const body = bodyArb({ input, options: optionsArb(), frameId: rarely, streamResponse: rarely });
-    await fuzz([pathId(), body, fuzzHeaders], (sid, b, h) => check("POST", `/v1/sessions/${sid}/act`, b, h));
+    const valid = JSON.stringify({ input: "click the sign in button", options: validOptions() });
+    await fuzz([pathId(), body, fuzzHeaders], (sid, b, h) => check("POST", `/v1/sessions/${sid}/act`, b, h), [
+      [id, valid, validHeaders],
+    ]);
   }, 60_000);
 
   it("POST /v1/sessions/{id}/extract", async () => {
@@ -360,8 +386,11 @@ describe("fuzzing every endpoint", () => {
       frameId: rarely,
       streamResponse: rarely,
     });
-    await fuzz([pathId(), body, fuzzHeaders], (sid, b, h) =>
-      check("POST", `/v1/sessions/${sid}/extract`, b, h),
+    const valid = JSON.stringify({ instruction: "the username field", options: validOptions() });
+    await fuzz(
+      [pathId(), body, fuzzHeaders],
+      (sid, b, h) => check("POST", `/v1/sessions/${sid}/extract`, b, h),
+      [[id, valid, validHeaders]],
     );
   }, 60_000);
 
@@ -372,8 +401,11 @@ describe("fuzzing every endpoint", () => {
       frameId: rarely,
       streamResponse: rarely,
     });
-    await fuzz([pathId(), body, fuzzHeaders], (sid, b, h) =>
-      check("POST", `/v1/sessions/${sid}/observe`, b, h),
+    const valid = JSON.stringify({ instruction: "the buttons", options: validOptions() });
+    await fuzz(
+      [pathId(), body, fuzzHeaders],
+      (sid, b, h) => check("POST", `/v1/sessions/${sid}/observe`, b, h),
+      [[id, valid, validHeaders]],
     );
   }, 60_000);
 
@@ -391,8 +423,11 @@ describe("fuzzing every endpoint", () => {
       oddValue,
     );
     const body = bodyArb({ url, options: optionsArb(), frameId: rarely, streamResponse: rarely });
-    await fuzz([pathId(), body, fuzzHeaders], (sid, b, h) =>
-      check("POST", `/v1/sessions/${sid}/navigate`, b, h),
+    const valid = JSON.stringify({ url: fx.site.url("form.html") });
+    await fuzz(
+      [pathId(), body, fuzzHeaders],
+      (sid, b, h) => check("POST", `/v1/sessions/${sid}/navigate`, b, h),
+      [[id, valid, validHeaders]],
     );
   }, 60_000);
 
