@@ -199,7 +199,7 @@ function modelArb(): fc.Arbitrary<unknown> {
 }
 
 /** Headers of a well-formed request. */
-const validHeaders = { "content-type": "application/json", "x-model-api-key": "sk-fuzz-0123456789" };
+const validHeaders = { "content-type": "application/json" as const, "x-model-api-key": "sk-fuzz-0123456789" };
 /** The options of a well-formed operation request: the scripted model, the service's own timeout. */
 const validOptions = () => ({ model: { modelName: "openai/gpt-4.1-mini", baseURL: fx.model.baseURL } });
 
@@ -267,7 +267,7 @@ const TIME_LIMIT_MS = Number(process.env.FUZZ_TIME_MS ?? 7000);
 async function fuzz<T extends unknown[]>(
   arbs: { [K in keyof T]: fc.Arbitrary<T[K]> },
   send: (...values: T) => Promise<void>,
-  examples: T[] = [],
+  examples: NoInfer<T>[] = [],
   runs = RUNS,
 ): Promise<void> {
   await fc.assert(
