@@ -112,21 +112,6 @@ export class Page {
 
   // ---------- attaching sessions ----------
 
-  /**
-   * A navigation of the main frame reached its load state, but the frame tree may not have seen
-   * it commit: the browser's first tab is handed out before its renderer starts (see
-   * Browser.targetAttached), and a first navigation that commits in a new renderer before the
-   * page agent there is enabled sends no Page.frameNavigated (seen under load, about one run in
-   * ten: url() still said about:blank after goto). Then the frame tree is asked for; answers come
-   * in order with the events, so what it says is the newest word.
-   */
-  private async confirmCommit(loaderId: string): Promise<void> {
-    if (this.mainFrame().loaderId === loaderId) return;
-    const { frameTree } = await this.session.send("Page.getFrameTree");
-    if (frameTree.frame.loaderId !== this.mainFrame().loaderId)
-      this.tree.adoptMainCommit(frameTree, this.session);
-  }
-
   /** @internal Wires a target session (the page's own or an OOPIF's) and lets it run. */
   async attachSession(session: CdpSession, oopifFrameId?: string): Promise<void> {
     this.sessions.add(session);
@@ -316,6 +301,21 @@ export class Page {
   }
 
   // ---------- navigation ----------
+
+  /**
+   * A navigation of the main frame reached its load state, but the frame tree may not have seen
+   * it commit: the browser's first tab is handed out before its renderer starts (see
+   * Browser.targetAttached), and a first navigation that commits in a new renderer before the
+   * page agent there is enabled sends no Page.frameNavigated (seen under load, about one run in
+   * ten: url() still said about:blank after goto). Then the frame tree is asked for; answers come
+   * in order with the events, so what it says is the newest word.
+   */
+  private async confirmCommit(loaderId: string): Promise<void> {
+    if (this.mainFrame().loaderId === loaderId) return;
+    const { frameTree } = await this.session.send("Page.getFrameTree");
+    if (frameTree.frame.loaderId !== this.mainFrame().loaderId)
+      this.tree.adoptMainCommit(frameTree, this.session);
+  }
 
   url(): string {
     return this.mainFrame().url;

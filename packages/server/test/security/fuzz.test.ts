@@ -188,7 +188,7 @@ const fuzzHeaders = fc.record(
 
 function modelArb(): fc.Arbitrary<unknown> {
   return fc.oneof(
-    { weight: 4, arbitrary: fc.constant({ modelName: "openai/gpt-4.1-mini", baseURL: fx.model.baseURL }) },
+    { weight: 4, arbitrary: fc.constant(validOptions().model) },
     fc.constantFrom("openai/gpt-4.1-mini", "nonsense", "a/", "/b", ""),
     fc.record(
       { modelName: oddValue, baseURL: fc.constant(fx.model.baseURL), headers: oddValue, apiKey: oddValue },
