@@ -85,8 +85,9 @@ describe.skipIf(!url)(
       const { sessionId, cdpUrl } = (await started.json()).data as { sessionId: string; cdpUrl: string };
       const nodeA = (await store.getSession(sessionId))?.nodeId;
       expect(nodeA).toEqual(expect.any(String));
-      // The session's download directory, on this machine.
-      expect(readdirSync(tmp).some((name) => name.includes(sessionId))).toBe(true);
+      // The session's download directory, on this machine (under the store's own root in it).
+      const sessionDirs = () => readdirSync(tmp, { recursive: true }).map(String);
+      expect(sessionDirs().some((name) => name.includes(sessionId))).toBe(true);
 
       // A CDP client of the session, on node A, for the whole test.
       const cdp = new WebSocket(cdpUrl, { headers: { "x-platform-api-key": key.key } });
@@ -157,7 +158,7 @@ describe.skipIf(!url)(
       expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
       // A could not remove its session's download directory; B does, once the session has ended.
       await eventually(
-        () => !readdirSync(tmp).some((name) => name.includes(sessionId)),
+        () => !sessionDirs().some((name) => name.includes(sessionId)),
         10_000,
         "A's session directory to go",
       );

@@ -391,6 +391,38 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       await store.endSession(legacy.id);
     });
 
+    it("a node whose lease lapsed takes it again and keeps the sessions nobody reclaimed; it is told of the ones reclaimed", async () => {
+      const key = await store.createKey();
+      const node = `node-stalled-${crypto.randomUUID()}`;
+      // A lease of 1 ms, certainly lapsed 50 ms later.
+      await store.registerNode(node, 1);
+      const kept = await store.createSession({ projectId: key.projectId, keyId: key.id, nodeId: node });
+      const alreadyEnded = await store.createSession({
+        projectId: key.projectId,
+        keyId: key.id,
+        nodeId: node,
+      });
+      await store.endSession(alreadyEnded.id);
+      await sleep(50);
+      // A node never reclaims its own sessions.
+      expect((await store.reclaimLapsedNodes({ except: node })).sessionIds).not.toContain(kept.id);
+      expect(await store.renewNode(node, 60_000)).toBe(false);
+      // Nobody reclaimed it: the node keeps its session (and hears of the one that had ended).
+      expect(await store.resumeNode(node, 60_000, [kept.id, alreadyEnded.id])).toEqual([alreadyEnded.id]);
+      expect(await store.nodeIsLive(node)).toBe(true);
+      expect((await store.reclaimLapsedNodes()).sessionIds).not.toContain(kept.id);
+      expect(await store.getSession(kept.id)).toMatchObject({ status: "active" });
+
+      // It stalls again, and this time another node reclaims its session before it comes back.
+      await store.registerNode(node, 1);
+      await sleep(50);
+      expect((await store.reclaimLapsedNodes()).sessionIds).toContain(kept.id);
+      expect(await store.renewNode(node, 60_000)).toBe(false);
+      expect(await store.resumeNode(node, 60_000, [kept.id])).toEqual([kept.id]);
+      expect(await store.resumeNode(node, 60_000, [])).toEqual([]);
+      await store.removeNode(node);
+    });
+
     it("ends the active sessions of a node that has no lease at all (forgotten, still starting sessions)", async () => {
       const key = await store.createKey();
       const orphan = await store.createSession({

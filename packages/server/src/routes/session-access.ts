@@ -33,6 +33,8 @@ export async function loadServedSession(
   const session = await loadActiveSession(store, auth, id);
   if (nodeId === undefined || session.nodeId === undefined || session.nodeId === nodeId) return session;
   if (await store.nodeIsLive(session.nodeId)) throw sessionElsewhere(id, session.nodeId);
-  await store.reclaimLapsedNodes();
+  // Unless that node took its lease again first (the store serialises the two): then it keeps it.
+  await store.reclaimLapsedNodes({ except: nodeId });
+  if ((await store.getSession(id))?.status === "active") throw sessionElsewhere(id, session.nodeId);
   throw sessionEnded(id);
 }

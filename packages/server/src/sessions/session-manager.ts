@@ -3,9 +3,11 @@
 // their records (and replays); this keeps what cannot be stored: browser contexts and Deckhand
 // instances.
 
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, readdir, rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { type Browser, Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { SessionActionCache } from "../cache/session-action-cache.ts";
@@ -54,6 +56,32 @@ export interface SessionManagerOptions {
 export const SESSION_DIR_PREFIX = "deckhand-session-";
 const SESSION_DIR = new RegExp(`^${SESSION_DIR_PREFIX}([0-9a-f-]{36})-`);
 
+/**
+ * Prefix of the directory, in the machine's temporary directory, that holds the session
+ * directories of one store's nodes on this machine; the store's id follows it (see sessionRoot).
+ * Another service with a store of its own (its own data directory, database or schema) has a root
+ * of its own, and never sweeps this one.
+ */
+export const SESSION_ROOT_PREFIX = "deckhand-store-";
+
+/** How the renewals of this node's lease went, since it took the lease (SessionManager.leaseStats). */
+export interface LeaseStats {
+  /** Renewals attempted. */
+  renewals: number;
+  /** Renewals that did not extend the lease: the store failed, or the lease had lapsed. */
+  failures: number;
+  /** Renewals that found the lease lapsed (the node then took it again; see holdLease). */
+  lapses: number;
+  /** How late the last renewal started against its schedule (ms): a blocked event loop shows here. */
+  lastLagMs: number;
+  maxLagMs: number;
+  /** How long the last renewal took in the store (ms): a slow or unreachable database shows here. */
+  lastDurationMs: number;
+  maxDurationMs: number;
+  /** Reclaims of lapsed nodes' sessions done (each with its sweep of ended sessions' directories). */
+  reclaims: number;
+}
+
 /** Why a session ended, for the log. */
 export type EndReason =
   | "ended by the client"
@@ -69,6 +97,18 @@ export class SessionManager {
   private readonly endings = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  private reclaimer: NodeJS.Timeout | undefined;
+  private root: Promise<string> | undefined;
+  private readonly stats: LeaseStats = {
+    renewals: 0,
+    failures: 0,
+    lapses: 0,
+    lastLagMs: 0,
+    maxLagMs: 0,
+    lastDurationMs: 0,
+    maxDurationMs: 0,
+    reclaims: 0,
+  };
   private closed = false;
 
   constructor(options: SessionManagerOptions) {
@@ -92,48 +132,147 @@ export class SessionManager {
     return this.options.nodeId;
   }
 
+  /** How the renewals of this node's lease went (for metrics): a copy. */
+  leaseStats(): LeaseStats {
+    return { ...this.stats };
+  }
+
   /**
-   * Takes this node's lease in the store and keeps it: renewed every third of its length, and on
-   * each beat the sessions of nodes whose lease lapsed (killed, cut off) are ended, whichever node
-   * notices first. If this node's own lease lapsed (the database was out of reach, the process
-   * stalled), other nodes may have ended its sessions already: it ends them here too, so that no
-   * browser context lives on for a session the store calls ended, and takes a new lease.
+   * Takes this node's lease in the store and keeps it. Two timers of their own:
+   *
+   * - the renewal, every third of the lease (on the store's own connection for it, where it has
+   *   connections: a renewal never queues behind request work). How late each ran and how long it
+   *   took are kept (leaseStats), and a warning is logged when they ate more than a third of the
+   *   lease. A renewal that finds the lease lapsed (the process stalled, the database was out of
+   *   reach) takes it again and asks the store which of this node's sessions another node
+   *   reclaimed meanwhile: those, and only those, are ended here. A stall alone ends nothing.
+   * - the reclaim, as often: the sessions of nodes whose lease lapsed (killed, cut off) are ended,
+   *   whichever node notices first, and the download directories of ended sessions removed.
    */
   async holdLease(): Promise<void> {
     const { store, nodeId, nodeLeaseMs, log } = this.options;
     await store.registerNode(nodeId, nodeLeaseMs);
     log.info({ nodeId, leaseMs: nodeLeaseMs }, "holding this node's lease on its sessions");
-    const beat = async () => {
+    const intervalMs = Math.max(100, Math.floor(nodeLeaseMs / 3));
+    const schedule = (due: number) => {
       if (this.closed) return;
-      if (!(await store.renewNode(nodeId, nodeLeaseMs))) {
-        log.warn({ nodeId, sessions: this.live.size }, "this node's lease lapsed; ending its sessions");
-        await Promise.all([...this.live.keys()].map((id) => this.end(id, "lease lost")));
-        if (!this.closed) await store.registerNode(nodeId, nodeLeaseMs);
-      }
-      const { nodeIds, sessionIds } = await store.reclaimLapsedNodes();
-      if (sessionIds.length > 0 || nodeIds.length > 0)
-        log.info(
-          { nodes: nodeIds, sessions: sessionIds.length },
-          "ended the sessions of nodes whose lease lapsed",
-        );
-      // Their download directories, where this machine has them.
-      await this.sweepSessionDirs();
+      this.heartbeat = setTimeout(
+        () => {
+          void this.renewLease(due).finally(() => schedule(performance.now() + intervalMs));
+        },
+        Math.max(0, due - performance.now()),
+      );
+      this.heartbeat.unref();
     };
-    let beating = false;
-    this.heartbeat = setInterval(
-      () => {
-        // A beat the database holds up is not stacked on by the next one.
-        if (beating) return;
-        beating = true;
-        beat()
-          .catch((error: unknown) => log.warn({ err: error }, "renewing this node's lease failed"))
-          .finally(() => {
-            beating = false;
-          });
-      },
-      Math.max(100, Math.floor(nodeLeaseMs / 3)),
+    schedule(performance.now() + intervalMs);
+
+    let reclaiming = false;
+    this.reclaimer = setInterval(() => {
+      // A reclaim the database holds up is not stacked on by the next one.
+      if (reclaiming || this.closed) return;
+      reclaiming = true;
+      this.reclaimLapsed()
+        .catch((error: unknown) => log.warn({ err: error }, "reclaiming the sessions of lapsed nodes failed"))
+        .finally(() => {
+          reclaiming = false;
+        });
+    }, intervalMs);
+    this.reclaimer.unref();
+  }
+
+  /** One renewal of the lease, due at `due` (performance.now() time). */
+  private async renewLease(due: number): Promise<void> {
+    if (this.closed) return;
+    const { store, nodeId, nodeLeaseMs, log } = this.options;
+    const startedAt = performance.now();
+    const lagMs = Math.max(0, startedAt - due);
+    let extended = false;
+    try {
+      extended = await store.renewNode(nodeId, nodeLeaseMs);
+      if (!extended && !this.closed) {
+        this.stats.lapses++;
+        await this.resumeLease();
+      }
+    } catch (error) {
+      log.warn({ err: error, nodeId }, "renewing this node's lease failed");
+    }
+    const durationMs = performance.now() - startedAt;
+    const stats = this.stats;
+    stats.renewals++;
+    if (!extended) stats.failures++;
+    stats.lastLagMs = Math.round(lagMs);
+    stats.maxLagMs = Math.max(stats.maxLagMs, stats.lastLagMs);
+    stats.lastDurationMs = Math.round(durationMs);
+    stats.maxDurationMs = Math.max(stats.maxDurationMs, stats.lastDurationMs);
+    if (lagMs + durationMs > nodeLeaseMs / 3) {
+      log.warn(
+        { nodeId, lagMs: stats.lastLagMs, durationMs: stats.lastDurationMs, leaseMs: nodeLeaseMs },
+        "this node's lease was renewed late: the event loop or the database held it up",
+      );
+    }
+  }
+
+  /**
+   * The lease had lapsed: take it again, and end only the sessions that another node reclaimed
+   * while it was lapsed (the store answers, under the same lock as reclaims).
+   */
+  private async resumeLease(): Promise<void> {
+    const { store, nodeId, nodeLeaseMs, log } = this.options;
+    const running = [...this.live.keys()];
+    const reclaimed = await store.resumeNode(nodeId, nodeLeaseMs, running);
+    if (reclaimed.length === 0) {
+      log.warn(
+        { nodeId, sessions: running.length },
+        "this node's lease lapsed, but no other node took its sessions: took the lease again and kept them",
+      );
+      return;
+    }
+    log.warn(
+      { nodeId, sessions: running.length, reclaimed: reclaimed.length },
+      "this node's lease lapsed and another node ended some of its sessions; ending them here",
     );
-    this.heartbeat.unref();
+    await Promise.all(reclaimed.map((id) => this.end(id, "lease lost")));
+  }
+
+  private async reclaimLapsed(): Promise<void> {
+    const { nodeIds, sessionIds } = await this.options.store.reclaimLapsedNodes({
+      except: this.options.nodeId,
+    });
+    if (sessionIds.length > 0 || nodeIds.length > 0)
+      this.options.log.info(
+        { nodes: nodeIds, sessions: sessionIds.length },
+        "ended the sessions of nodes whose lease lapsed",
+      );
+    // Their download directories, where this machine has them.
+    await this.sweepSessionDirs();
+    this.stats.reclaims++;
+  }
+
+  /**
+   * The directory that holds this store's session directories on this machine (created on first
+   * use): named after the store's own id (a random value kept in the store, the same for every
+   * node sharing it), so that services with stores of their own never see each other's sessions.
+   */
+  sessionRoot(): Promise<string> {
+    this.root ??= this.options.store.serviceSecret("session-files").then((secret) => {
+      const id = createHash("sha256").update("deckhand session files\0").update(secret).digest("hex");
+      return join(tmpdir(), `${SESSION_ROOT_PREFIX}${id.slice(0, 16)}`);
+    });
+    return this.root;
+  }
+
+  /** A new download directory for the session, under the store's root. */
+  private async makeSessionDir(id: string): Promise<string> {
+    const root = await this.sessionRoot();
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(root, { recursive: true, mode: 0o700 });
+      try {
+        return await mkdtemp(join(root, `${SESSION_DIR_PREFIX}${id}-`));
+      } catch (error) {
+        // Another node of the store on this machine removed the (empty) root as it closed.
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt > 2) throw error;
+      }
+    }
   }
 
   get(id: string): LiveSession | undefined {
@@ -156,7 +295,7 @@ export class SessionManager {
     // act's server cache is the library's action cache, with its entries in the project's store.
     const actionCache = new SessionActionCache();
     plan.deckhand.actionCache = actionCache;
-    const downloadDir = await mkdtemp(join(tmpdir(), `${SESSION_DIR_PREFIX}${record.id}-`));
+    const downloadDir = await this.makeSessionDir(record.id);
     let dh: Deckhand;
     let cdp: CdpTarget;
     let lease: Awaited<ReturnType<BrowserPool["acquire"]>> | undefined;
@@ -245,6 +384,12 @@ export class SessionManager {
     if (record.nodeId !== undefined && record.nodeId !== this.options.nodeId) {
       if (await this.options.store.nodeIsLive(record.nodeId))
         throw sessionElsewhere(record.id, record.nodeId);
+      // Its node's lease lapsed. A reclaim ends its sessions unless that node has just taken its
+      // lease again (the two are serialised in the store): the store's answer then decides.
+      await this.options.store.reclaimLapsedNodes({ except: this.options.nodeId });
+      if ((await this.options.store.getSession(record.id))?.status === "active")
+        throw sessionElsewhere(record.id, record.nodeId);
+      throw sessionEnded(record.id);
     } else if (record.nodeId === undefined && this.options.sharedStore) {
       throw sessionElsewhere(record.id);
     }
@@ -297,13 +442,17 @@ export class SessionManager {
   }
 
   /**
-   * Removes the download directories (in this machine's temporary directory) of sessions that have
-   * ended but whose node could not remove them: it was killed, or lost its lease.
+   * Removes the download directories of sessions that have ended but whose node could not remove
+   * them: it was killed, or another node reclaimed its sessions. Only under this store's root (see
+   * sessionRoot): every directory there is a session of this store, run by this node or by
+   * another node of the same store on this machine, so the store says whether it has ended.
+   * Directories of other services (their own roots) are never looked at.
    */
   async sweepSessionDirs(): Promise<void> {
+    const root = await this.sessionRoot();
     let names: string[];
     try {
-      names = await readdir(tmpdir());
+      names = await readdir(root);
     } catch {
       return;
     }
@@ -312,14 +461,14 @@ export class SessionManager {
       if (!id || this.live.has(id)) continue;
       const record = await this.options.store.getSession(id);
       if (record && record.status === "active") continue;
-      await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
+      await rm(join(root, name), { recursive: true, force: true }).catch(() => undefined);
     }
   }
 
   private async endOrphans(all: boolean): Promise<number> {
     const now = Date.now();
     let ended = 0;
-    if (!all) await this.options.store.reclaimLapsedNodes();
+    if (!all) await this.options.store.reclaimLapsedNodes({ except: this.options.nodeId });
     for (const record of await this.options.store.listActiveSessions()) {
       if (this.live.has(record.id)) continue;
       // Another node's, under its lease: that node runs it, or its lapsed lease ends it.
@@ -341,7 +490,8 @@ export class SessionManager {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    clearInterval(this.heartbeat);
+    clearTimeout(this.heartbeat);
+    clearInterval(this.reclaimer);
     await Promise.all([...this.live.keys()].map((id) => this.end(id, "service shutdown")));
     await Promise.all([...this.endings]);
     await this.options.pool.close();
@@ -349,5 +499,7 @@ export class SessionManager {
     await this.options.store.removeNode(this.options.nodeId).catch((error: unknown) => {
       this.options.log.warn({ err: error }, "could not give up this node's lease");
     });
+    // The store's root goes once no node of it on this machine has a session left there.
+    if (this.root) await rmdir(await this.root.catch(() => "")).catch(() => undefined);
   }
 }

@@ -42,6 +42,13 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Now, in epoch milliseconds, by the database's clock: the one clock every node's lease is read by. */
 const DB_NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
 
+/**
+ * Taken (for the transaction) by every reclaim of lapsed nodes and every node taking its lapsed
+ * lease again, so that the two never interleave: a node that resumes sees exactly which of its
+ * sessions a reclaim ended, and none is ended after it looked.
+ */
+const LEASE_LOCK = "SELECT pg_advisory_xact_lock(hashtext('deckhand-leases:' || current_schema()))";
+
 /** The URL without its password, for messages and logs. */
 export function describeDatabaseUrl(url: string): string {
   try {
@@ -56,10 +63,16 @@ export function describeDatabaseUrl(url: string): string {
 export class PostgresStore implements Store {
   readonly description: string;
   private readonly pool: pg.Pool;
+  /**
+   * One connection of its own for the node's lease (take, renew, resume): a renewal never waits
+   * for a connection behind the requests' queries, however many of them the pool is running.
+   */
+  private readonly leasePool: pg.Pool;
   private closed = false;
 
-  private constructor(pool: pg.Pool, description: string) {
+  private constructor(pool: pg.Pool, leasePool: pg.Pool, description: string) {
     this.pool = pool;
+    this.leasePool = leasePool;
     this.description = description;
   }
 
@@ -70,20 +83,25 @@ export class PostgresStore implements Store {
         `Invalid PostgreSQL schema name ${JSON.stringify(options.schema)}: use letters, digits and _.`,
       );
     }
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.maxConnections ?? 10,
-      // Every connection of the pool works in the chosen schema.
-      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-    });
-    // An idle connection that the server drops must not crash the process; the pool replaces it.
-    pool.on("error", () => {});
+    const connect = (max: number) => {
+      const pool = new pg.Pool({
+        connectionString: options.url,
+        max,
+        // Every connection of the pool works in the chosen schema.
+        ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+      });
+      // An idle connection that the server drops must not crash the process; the pool replaces it.
+      pool.on("error", () => {});
+      return pool;
+    };
+    const pool = connect(options.maxConnections ?? 10);
+    const leasePool = connect(1);
     const where = `${describeDatabaseUrl(options.url)}${options.schema ? ` (schema ${options.schema})` : ""}`;
-    const store = new PostgresStore(pool, `postgres at ${where}`);
+    const store = new PostgresStore(pool, leasePool, `postgres at ${where}`);
     try {
       await store.migrate(where, options.schema);
     } catch (error) {
-      await pool.end();
+      await Promise.all([pool.end(), leasePool.end()]);
       throw error;
     }
     return store;
@@ -242,8 +260,25 @@ export class PostgresStore implements Store {
     return Number(row?.n ?? 0);
   }
 
+  /** Runs `work` in one transaction holding LEASE_LOCK, on a connection of `pool`. */
+  private async underLeaseLock<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(LEASE_LOCK);
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   async registerNode(nodeId: string, ttlMs: number): Promise<void> {
-    await this.pool.query(
+    await this.leasePool.query(
       `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2)
        ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
       [nodeId, Math.round(ttlMs)],
@@ -251,12 +286,28 @@ export class PostgresStore implements Store {
   }
 
   async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
-    return (
-      (await this.changes(
-        `UPDATE nodes SET lease_expires_at = ${DB_NOW} + $2 WHERE id = $1 AND lease_expires_at >= ${DB_NOW}`,
-        [nodeId, Math.round(ttlMs)],
-      )) > 0
+    const result = await this.leasePool.query(
+      `UPDATE nodes SET lease_expires_at = ${DB_NOW} + $2 WHERE id = $1 AND lease_expires_at >= ${DB_NOW}`,
+      [nodeId, Math.round(ttlMs)],
     );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async resumeNode(nodeId: string, ttlMs: number, sessionIds: readonly string[]): Promise<string[]> {
+    return this.underLeaseLock(this.leasePool, async (client) => {
+      await client.query(
+        `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2)
+         ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
+        [nodeId, Math.round(ttlMs)],
+      );
+      if (sessionIds.length === 0) return [];
+      const { rows } = await client.query(
+        "SELECT id FROM sessions WHERE id = ANY($1::text[]) AND status = 'active'",
+        [[...sessionIds]],
+      );
+      const active = new Set(rows.map((row: { id: unknown }) => String(row.id)));
+      return sessionIds.filter((id) => !active.has(id));
+    });
   }
 
   async nodeIsLive(nodeId: string): Promise<boolean> {
@@ -266,22 +317,32 @@ export class PostgresStore implements Store {
     return rows.length > 0;
   }
 
-  async reclaimLapsedNodes(): Promise<{ nodeIds: string[]; sessionIds: string[] }> {
-    // One statement: the lapsed nodes are deleted, and every active session of a node without a live
-    // lease ended (a lapsed one, or one already forgotten that went on starting sessions).
-    const [row] = await this.rows(
-      `WITH lapsed AS (
-         DELETE FROM nodes WHERE lease_expires_at < ${DB_NOW} RETURNING id
-       ), ended AS (
-         UPDATE sessions SET status = 'ended', ended_at = ${DB_NOW},
-           last_activity_at = GREATEST(last_activity_at, ${DB_NOW})
-         WHERE status = 'active' AND node_id IS NOT NULL AND NOT EXISTS (
-           SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id AND nodes.lease_expires_at >= ${DB_NOW}
-         ) RETURNING id
-       )
-       SELECT (SELECT COALESCE(json_agg(id), '[]'::json) FROM lapsed) AS node_ids,
-              (SELECT COALESCE(json_agg(id), '[]'::json) FROM ended) AS session_ids`,
-    );
+  async reclaimLapsedNodes(options: { except?: string } = {}): Promise<{
+    nodeIds: string[];
+    sessionIds: string[];
+  }> {
+    // Under the lease lock (see resumeNode), one statement: the lapsed nodes are deleted, and every
+    // active session of a node without a lease is ended: one deleted here, or one already forgotten
+    // that went on starting sessions. A node that renewed its lease while this ran is not among
+    // the deleted (the DELETE reads its renewed row), and so keeps its sessions.
+    const [row] = await this.underLeaseLock(this.pool, async (client) => {
+      const { rows } = await client.query(
+        `WITH lapsed AS (
+           DELETE FROM nodes WHERE lease_expires_at < ${DB_NOW} AND id IS DISTINCT FROM $1 RETURNING id
+         ), ended AS (
+           UPDATE sessions SET status = 'ended', ended_at = ${DB_NOW},
+             last_activity_at = GREATEST(last_activity_at, ${DB_NOW})
+           WHERE status = 'active' AND node_id IS NOT NULL AND (
+             node_id IN (SELECT id FROM lapsed)
+             OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id)
+           ) RETURNING id
+         )
+         SELECT (SELECT COALESCE(json_agg(id), '[]'::json) FROM lapsed) AS node_ids,
+                (SELECT COALESCE(json_agg(id), '[]'::json) FROM ended) AS session_ids`,
+        [options.except ?? null],
+      );
+      return rows as Record<string, unknown>[];
+    });
     return {
       nodeIds: ((row?.node_ids as string[] | undefined) ?? []).map(String),
       sessionIds: ((row?.session_ids as string[] | undefined) ?? []).map(String),
@@ -393,6 +454,6 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.leasePool.end()]);
   }
 }

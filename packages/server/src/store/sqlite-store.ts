@@ -235,6 +235,30 @@ export class SqliteStore implements Store {
     );
   }
 
+  async resumeNode(nodeId: string, ttlMs: number, sessionIds: readonly string[]): Promise<string[]> {
+    const now = Date.now();
+    // One transaction: no reclaim falls between taking the lease and reading the sessions.
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.run(
+        `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
+        nodeId,
+        now,
+        now + ttlMs,
+      );
+      const gone = sessionIds.filter(
+        (id) =>
+          this.get("SELECT 1 AS active FROM sessions WHERE id = ? AND status = 'active'", id) === undefined,
+      );
+      this.db.exec("COMMIT");
+      return gone;
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
   async nodeIsLive(nodeId: string): Promise<boolean> {
     return (
       this.get("SELECT 1 AS live FROM nodes WHERE id = ? AND lease_expires_at >= ?", nodeId, Date.now()) !==
@@ -242,20 +266,25 @@ export class SqliteStore implements Store {
     );
   }
 
-  async reclaimLapsedNodes(): Promise<{ nodeIds: string[]; sessionIds: string[] }> {
+  async reclaimLapsedNodes(options: { except?: string } = {}): Promise<{
+    nodeIds: string[];
+    sessionIds: string[];
+  }> {
     const now = Date.now();
     this.db.exec("BEGIN IMMEDIATE");
     try {
-      const nodeIds = this.all("DELETE FROM nodes WHERE lease_expires_at < ? RETURNING id", now).map((r) =>
-        String(r.id),
-      );
-      // Every active session of a node without a live lease: a lapsed one, or one already forgotten.
+      const nodeIds = this.all(
+        "DELETE FROM nodes WHERE lease_expires_at < ? AND id IS NOT ? RETURNING id",
+        now,
+        options.except ?? null,
+      ).map((r) => String(r.id));
+      // Every active session of a node without a lease: a lapsed one (deleted just now), or one
+      // already forgotten.
       const sessionIds = this.all(
         `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?)
          WHERE status = 'active' AND node_id IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id AND nodes.lease_expires_at >= ?)
+           AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id)
          RETURNING id`,
-        now,
         now,
         now,
       ).map((r) => String(r.id));

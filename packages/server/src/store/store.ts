@@ -146,10 +146,20 @@ export interface Store {
    * may have ended its sessions already): the node must let go of every session it runs.
    */
   renewNode(nodeId: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Takes the lease of a node whose renewal found it lapsed (`renewNode` false), and answers which
+   * of `sessionIds` (the sessions it runs) are no longer active: another node reclaimed them while
+   * the lease was lapsed, so the node must end them. Serialised with `reclaimLapsedNodes`: every
+   * session it does not answer stays the node's, since no reclaim can end it once this returns.
+   */
+  resumeNode(nodeId: string, ttlMs: number, sessionIds: readonly string[]): Promise<string[]>;
   /** Whether the node's lease is live. */
   nodeIsLive(nodeId: string): Promise<boolean>;
   /** Ends the active sessions of every node whose lease lapsed, and forgets those nodes. */
-  reclaimLapsedNodes(): Promise<{ nodeIds: string[]; sessionIds: string[] }>;
+  reclaimLapsedNodes(options?: {
+    /** The calling node: never reclaimed by itself (its own renewal decides, see resumeNode). */
+    except?: string;
+  }): Promise<{ nodeIds: string[]; sessionIds: string[] }>;
   /** Forgets a node (it stopped cleanly, its sessions ended). */
   removeNode(nodeId: string): Promise<void>;
 
