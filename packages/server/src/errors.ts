@@ -55,6 +55,18 @@ export function sessionElsewhere(id: string, nodeId?: string): ApiError {
   );
 }
 
+/**
+ * 401: the API key was revoked while a request of it was running: the operation is stopped and
+ * answered with this (a stream's final `error` event), and the key is refused from now on.
+ */
+export function keyRevoked(): ApiError {
+  return new ApiError(
+    401,
+    "KEY_REVOKED",
+    "The API key was revoked while this operation ran; the operation was stopped. Use another key of the project.",
+  );
+}
+
 /** 429: no room for another session right now. */
 export function atCapacity(maxSessions: number): ApiError {
   return new ApiError(

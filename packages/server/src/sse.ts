@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import { ServiceCancelledError } from "deckhand";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { errorForLog, toPublicError } from "./error-handler.ts";
-import type { ApiError } from "./errors.ts";
+import { type ApiError, keyRevoked } from "./errors.ts";
 import type { ErrorDetails } from "./schemas/common.ts";
 import type { StreamEvent, StreamLogLine, SystemEventStatus } from "./schemas/stream-events.ts";
 import { secretsOf } from "./secrets.ts";
@@ -82,15 +82,27 @@ interface Tracking {
   dispose(): void;
 }
 
+/** Options of runOperation. */
+export interface RunOptions {
+  /**
+   * The id of the API key the request came with: when it is revoked while the operation runs, the
+   * operation is answered with 401 KEY_REVOKED (a stream's final `error` event) and stopped, and
+   * the connection is closed once that answer is sent.
+   */
+  keyId?: string;
+}
+
 /**
  * Aborts the returned signal when the client's connection closes before the response finished,
- * and registers the operation with the service's in-flight list: at shutdown `answerShutdown` is
- * called (with the 503 to answer) and then the signal aborts.
+ * and registers the operation with the service's in-flight list: at shutdown `answer` is called
+ * (with the 503 to answer) and then the signal aborts. The same, with 401 KEY_REVOKED, when the
+ * request's key (`keyId`) is revoked meanwhile.
  */
 function track(
   request: FastifyRequest,
   reply: FastifyReply,
-  answerShutdown: (reason: ApiError) => void,
+  answer: (reason: ApiError) => void,
+  keyId?: string,
 ): Tracking {
   const controller = new AbortController();
   const onClose = () => {
@@ -100,19 +112,36 @@ function track(
     }
   };
   reply.raw.on("close", onClose);
-  const untrack = request.server.deckhand?.inflight.add((reason) => {
-    request.log.info("the service is shutting down; stopping the operation");
+  let stopped = false;
+  const stop = (reason: ApiError, why: string) => {
+    if (stopped) return;
+    stopped = true;
+    request.log.info(`${why}; stopping the operation`);
     try {
-      answerShutdown(reason);
+      answer(reason);
     } finally {
-      controller.abort(new ServiceCancelledError("The service is shutting down."));
+      controller.abort(new ServiceCancelledError(reason.message));
     }
-  });
+  };
+  const untrack = request.server.deckhand?.inflight.add((reason) =>
+    stop(reason, "the service is shutting down"),
+  );
+  const unwatch =
+    keyId === undefined
+      ? undefined
+      : request.server.deckhand?.revocations.track(keyId, () => {
+          // The final answer first, then nothing more on this connection for the revoked key.
+          const socket = request.raw.socket;
+          reply.raw.once("finish", () => socket?.end());
+          stop(keyRevoked(), "the request's API key was revoked");
+          if (reply.raw.writableFinished) socket?.end();
+        });
   return {
     signal: controller.signal,
     dispose: () => {
       reply.raw.off("close", onClose);
       untrack?.();
+      unwatch?.();
     },
   };
 }
@@ -145,12 +174,18 @@ export async function runOperation<D extends OperationData>(
   request: FastifyRequest,
   reply: FastifyReply,
   operation: (controls: OperationControls) => Promise<D>,
+  options: RunOptions = {},
 ): Promise<void> {
-  if (wantsStream(request)) return streamOperation(request, reply, operation);
+  if (wantsStream(request)) return streamOperation(request, reply, operation, options);
 
-  const { signal, dispose } = track(request, reply, (reason) => {
-    if (!reply.sent) void reply.status(reason.statusCode).send(toPublicError(reason, request.id).body);
-  });
+  const { signal, dispose } = track(
+    request,
+    reply,
+    (reason) => {
+      if (!reply.sent) void reply.status(reason.statusCode).send(toPublicError(reason, request.id).body);
+    },
+    options.keyId,
+  );
   try {
     const data = await operation({
       log: (message) => request.log.debug({ operationLog: logLineOf(message) }, "operation log"),
@@ -175,6 +210,7 @@ async function streamOperation<D extends OperationData>(
   request: FastifyRequest,
   reply: FastifyReply,
   operation: (controls: OperationControls) => Promise<D>,
+  options: RunOptions,
 ): Promise<void> {
   const started = performance.now();
   const res = reply.raw;
@@ -183,13 +219,19 @@ async function streamOperation<D extends OperationData>(
     if (!res.writableEnded && !res.destroyed) res.write(frame(event, named));
   };
   let outcome = "finished";
-  // At shutdown the client gets the stream's final event at once, whatever the operation does next.
-  const { signal, dispose } = track(request, reply, (reason) => {
-    outcome = "stopped by shutdown";
-    const { error: message, code } = toPublicError(reason, request.id, 0, secretsOf(request)).body;
-    send(systemEvent("error", { error: message, code }));
-    if (!res.writableEnded) res.end();
-  });
+  // At shutdown, or when the request's key is revoked, the client gets the stream's final event at
+  // once, whatever the operation does next.
+  const { signal, dispose } = track(
+    request,
+    reply,
+    (reason) => {
+      outcome = reason.code === "KEY_REVOKED" ? "stopped: key revoked" : "stopped by shutdown";
+      const { error: message, code } = toPublicError(reason, request.id, 0, secretsOf(request)).body;
+      send(systemEvent("error", { error: message, code }));
+      if (!res.writableEnded) res.end();
+    },
+    options.keyId,
+  );
   // From here on the route writes the response itself; Fastify's serialiser and hooks stand aside.
   reply.hijack();
   res.writeHead(200, {

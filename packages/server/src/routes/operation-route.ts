@@ -76,39 +76,40 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
       );
       await deps.store.touchSession(session.id);
       const headers = request.headers as OperationHeaders;
-      // A key revoked while its operation runs (or streams) loses the connection: the operation is
-      // cancelled as if the client had gone away.
-      const untrack = request.server.deckhand.revocations.track(auth.keyId, () =>
-        request.raw.socket?.destroy(),
-      );
       try {
-        await runOperation(request, reply, async (controls) => {
-          let reported: "HIT" | "MISS" | undefined;
-          const data = await handle.call(deps.handlers as SessionHandlers, {
-            ...controls,
-            request,
-            auth,
-            store: deps.store,
-            session,
-            body: request.body as z.output<Body>,
-            headers,
-            ...(headers["x-model-api-key"] ? { modelApiKey: headers["x-model-api-key"] } : {}),
-            cacheBypass: headers["x-platform-cache-bypass"] === "true",
-            reportCacheStatus: (status) => {
-              reported = status;
-            },
-          });
-          // A JSON answer also says in a header whether the server cache served it (a stream's
-          // headers are gone by then; there the result's cacheStatus says it).
-          const cacheStatus =
-            reported ?? (data.result as { cacheStatus?: unknown } | null | undefined)?.cacheStatus;
-          if (cacheStatus !== "HIT" && cacheStatus !== "MISS") return data;
-          if (!controls.streaming) reply.header("x-platform-cache-status", cacheStatus);
-          // Beside the result too (the result is the caller's own data, e.g. its schema's object).
-          return { ...data, cacheStatus };
-        });
+        // A key revoked while its operation runs (or streams) gets the final answer, 401
+        // KEY_REVOKED (a stream's last `error` event), and the operation is stopped.
+        await runOperation(
+          request,
+          reply,
+          async (controls) => {
+            let reported: "HIT" | "MISS" | undefined;
+            const data = await handle.call(deps.handlers as SessionHandlers, {
+              ...controls,
+              request,
+              auth,
+              store: deps.store,
+              session,
+              body: request.body as z.output<Body>,
+              headers,
+              ...(headers["x-model-api-key"] ? { modelApiKey: headers["x-model-api-key"] } : {}),
+              cacheBypass: headers["x-platform-cache-bypass"] === "true",
+              reportCacheStatus: (status) => {
+                reported = status;
+              },
+            });
+            // A JSON answer also says in a header whether the server cache served it (a stream's
+            // headers are gone by then; there the result's cacheStatus says it).
+            const cacheStatus =
+              reported ?? (data.result as { cacheStatus?: unknown } | null | undefined)?.cacheStatus;
+            if (cacheStatus !== "HIT" && cacheStatus !== "MISS") return data;
+            if (!controls.streaming) reply.header("x-platform-cache-status", cacheStatus);
+            // Beside the result too (the result is the caller's own data, e.g. its schema's object).
+            return { ...data, cacheStatus };
+          },
+          { keyId: auth.keyId },
+        );
       } finally {
-        untrack();
         // Long operations count as activity until they end, not only from when they started.
         await deps.store.touchSession(session.id);
       }

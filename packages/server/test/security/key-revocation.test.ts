@@ -14,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import type { Store } from "../../src/store/store.ts";
-import { type Fixtures, type LiveService, ok, startFixtures, startLiveService } from "../live-helpers.ts";
+import {
+  type Fixtures,
+  type LiveService,
+  ok,
+  parseEvents,
+  startFixtures,
+  startLiveService,
+} from "../live-helpers.ts";
 import { rawCdpClient } from "./cdp-attacker.ts";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -121,11 +128,17 @@ for (const [name, open, available] of backends) {
         });
         expect(stream.status).toBe(200);
         const reader = stream.body!.getReader();
+        let streamed = "";
+        const decoder = new TextDecoder();
         const streamEnded = (async () => {
           try {
-            for (;;) if ((await reader.read()).done) break;
+            for (;;) {
+              const { done, value } = await reader.read();
+              if (done) break;
+              streamed += decoder.decode(value, { stream: true });
+            }
           } catch {
-            // cut: that is an end too
+            // cut: that is an end too (and the final event below is then missing)
           }
           return Date.now();
         })();
@@ -140,6 +153,13 @@ for (const [name, open, available] of backends) {
           expect(closed.at - at).toBeLessThan(1000);
         }
         expect((await streamEnded) - at).toBeLessThan(1000);
+        // The stream was not cut: it ended with its final event, which names the revocation.
+        const events = parseEvents(streamed);
+        expect(events.at(-1)).toMatchObject({
+          type: "system",
+          data: { status: "error", code: "KEY_REVOKED", error: expect.stringMatching(/revoked/) },
+        });
+        expect(events.filter((event) => event.data.status === "finished")).toEqual([]);
 
         // Nothing the key held answers any more, and it cannot come back.
         const again = await svc.call(`/v1/sessions/${id}/extract`, { json: {}, key: doomed.key });
