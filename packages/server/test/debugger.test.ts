@@ -9,7 +9,15 @@ import { liveChromeProcesses } from "@deckhand/testkit";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type Fixtures, type LiveService, ok, startFixtures, startLiveService } from "./live-helpers.ts";
+import {
+  cdpCall,
+  eventually,
+  type Fixtures,
+  type LiveService,
+  ok,
+  startFixtures,
+  startLiveService,
+} from "./live-helpers.ts";
 
 let svc: LiveService;
 let fx: Fixtures;
@@ -17,6 +25,7 @@ let viewer: Browser;
 
 interface Started {
   sessionId: string;
+  cdpUrl: string;
   debugUrl: string;
   sessionUrl: string;
 }
@@ -153,4 +162,48 @@ describe("debugUrl", () => {
     expect(outcome).toBe("refused");
     await svc.op(a.sessionId, "end");
   });
+});
+
+describe("closing the debugger", () => {
+  // A service whose sessions outlive their last CDP client by 200 ms only.
+  const graceMs = 200;
+  let quick: LiveService;
+  beforeAll(async () => {
+    quick = await startLiveService({ sessionDisconnectGraceMs: graceMs });
+  });
+  afterAll(async () => {
+    await quick?.close();
+  });
+
+  /** Resolves after `ms` on this process's clock, which is the in-process service's too. */
+  const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("does not end the session; its own CDP client going away still does, after the grace", async () => {
+    const started = await ok<Started>(await quick.call("/v1/sessions/start", { json: {} }));
+    const id = started.sessionId;
+    await ok(await quick.op(id, "navigate", { url: fx.site.url("form.html") }));
+    const live = quick.service.sessions.get(id)!;
+
+    const context = await viewer.newContext();
+    const page = await context.newPage();
+    // (Committed is enough: the service says when the front end has connected.)
+    await page.goto(started.debugUrl, { waitUntil: "commit" });
+    await eventually(() => live.debuggers === 1, 60_000, "the debugger to connect");
+    await context.close();
+    // The service saw the front end go ...
+    await eventually(() => live.debuggers === 0, 10_000, "the debugger's socket to close");
+    // ... and any timer it armed then (for the grace) has fired by the time this one, armed
+    // later for five times as long, does.
+    await after(graceMs * 5);
+    expect(live.ended).toBe(false);
+    expect(quick.service.sessions.get(id)).toBe(live);
+    expect(quick.logText()).not.toContain("client disconnected");
+    await ok(await quick.op(id, "navigate", { url: fx.site.url("index.html") }));
+
+    // The session's own client (the /cdp proxy) going away ends it as documented.
+    await cdpCall(started.cdpUrl, "Target.getTargets");
+    await eventually(() => live.ended, 10_000, "the session to end after its client left");
+    expect(quick.logText()).toContain("client disconnected");
+    expect((await quick.op(id, "navigate", { url: fx.site.url("index.html") })).status).toBe(410);
+  }, 120_000);
 });

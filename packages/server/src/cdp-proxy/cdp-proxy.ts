@@ -88,7 +88,7 @@ function bridge(
   const close = (code: number, reason: string) => {
     if (closed) return;
     closed = true;
-    session.clientDisconnected();
+    session.clientDisconnected(mode === "page" ? "debugger" : "client");
     isolation.close();
     offEnd();
     if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) {
@@ -153,7 +153,7 @@ function bridge(
     } else isolation.fromClient(text);
   });
 
-  session.clientConnected();
+  session.clientConnected(mode === "page" ? "debugger" : "client");
   const offEnd = session.onEnd(() => close(1001, "The session ended."));
   client.on("close", () => close(1000, ""));
   client.on("error", () => close(1011, ""));

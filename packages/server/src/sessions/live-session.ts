@@ -111,6 +111,7 @@ export class LiveSession {
   private readonly onDetached: (session: LiveSession) => void;
   /** CDP proxy connections open now. */
   private clients = 0;
+  private debuggerCount = 0;
   private detachTimer: NodeJS.Timeout | undefined;
   private readonly endHandlers = new Set<() => void>();
   private busy = 0;
@@ -188,19 +189,37 @@ export class LiveSession {
     this.disarmDetachTimer();
   }
 
-  /** A CDP proxy client connected: the session is in use, whatever keepAlive says. */
-  clientConnected(): void {
+  /**
+   * A CDP proxy client connected: the session is in use, whatever keepAlive says. A `debugger`
+   * (the debugUrl's DevTools front end) only looks on: it neither holds the session nor, when it
+   * goes, lets it end; only the session's own clients (the /cdp proxy) do.
+   */
+  clientConnected(kind: "client" | "debugger" = "client"): void {
+    if (kind === "debugger") {
+      this.debuggerCount++;
+      return;
+    }
     this.clients++;
     this.disarmDetachTimer();
   }
 
   /**
    * A CDP proxy client went away. When it was the last and the session was started without
-   * keepAlive, the session ends after the disconnect grace unless a client or a request comes.
+   * keepAlive, the session ends after the disconnect grace unless a client or a request comes. A
+   * debugger going away changes nothing.
    */
-  clientDisconnected(): void {
+  clientDisconnected(kind: "client" | "debugger" = "client"): void {
+    if (kind === "debugger") {
+      this.debuggerCount = Math.max(0, this.debuggerCount - 1);
+      return;
+    }
     this.clients = Math.max(0, this.clients - 1);
     if (this.clients === 0 && !this.keepAlive && !this.ended) this.armDetachTimer();
+  }
+
+  /** DevTools front ends (debugUrl) connected now. */
+  get debuggers(): number {
+    return this.debuggerCount;
   }
 
   private armDetachTimer(): void {
