@@ -109,6 +109,7 @@ export type {
   ProxyOptions,
   SessionCreateParams,
 } from "./options.ts";
+export { checkPageUrl, type PageUrlCheck, type PageUrlPolicy } from "./page-url.ts";
 export {
   escapeHtml,
   groupByPage,

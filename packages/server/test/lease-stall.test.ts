@@ -8,13 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/store/postgres-store.ts";
 import type { Store } from "../src/store/store.ts";
-import {
-  eventually,
-  type Fixtures,
-  ok,
-  startFixtures,
-  startLiveService,
-} from "./live-helpers.ts";
+import { eventually, type Fixtures, ok, startFixtures, startLiveService } from "./live-helpers.ts";
 
 const url = process.env.DECKHAND_TEST_DATABASE_URL;
 if (!url) {

@@ -20,6 +20,8 @@ export interface CommonOptions {
   keepOpen: boolean;
   output?: string;
   timeout?: number;
+  /** `deckhand mcp --allow-file-urls`: its navigate tool may open file: URLs. */
+  allowFileUrls?: boolean;
 }
 
 export const COMMON: readonly { flag: string; value?: string; means: string }[] = [
@@ -132,6 +134,13 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       case "output":
         common.output = value();
         continue;
+      case "allow-file-urls":
+        if (command !== "mcp")
+          throw new UsageError(
+            "--allow-file-urls is an option of deckhand mcp (the other commands open local files already).",
+          );
+        common.allowFileUrls = true;
+        continue;
       case "timeout": {
         const ms = Number(value());
         if (!Number.isInteger(ms) || ms <= 0)
@@ -213,7 +222,8 @@ export function usage(command?: string): string {
     "",
     "Commands:",
     ...TOOLS.map((t) => `  ${t.name.padEnd(11)} ${t.title}`),
-    `  ${"mcp".padEnd(11)} Serve these tools to an AI assistant over MCP (stdio)`,
+    `  ${"mcp".padEnd(11)} Serve these tools to an AI assistant over MCP (stdio); http, https, data: and`,
+    `  ${"".padEnd(11)} about:blank only, unless --allow-file-urls lets navigate open file: URLs too`,
     `  ${"close".padEnd(11)} End the browser or session kept by --keep-open`,
     `  ${"help".padEnd(11)} This text, or help <command>`,
     "",

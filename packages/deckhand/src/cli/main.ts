@@ -163,7 +163,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (parsed.command === "mcp") {
     const { serveStdio } = await import("../mcp/stdio.ts");
-    await serveStdio(parsed.common);
+    await serveStdio(parsed.common, { allowFileUrls: parsed.common.allowFileUrls === true });
     return EXIT.done;
   }
   const tool = parsed.tool;

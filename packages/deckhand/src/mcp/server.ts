@@ -6,6 +6,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Deckhand } from "../deckhand.ts";
+import { checkPageUrl } from "../page-url.ts";
 import { TOOLS, type ToolResult } from "../tools/definitions.ts";
 
 /** The package version the MCP handshake reports. */
@@ -37,17 +38,46 @@ function errorResult(error: unknown): CallToolResult {
   return { content: [{ type: "text", text: `${name}: ${message}` }], isError: true };
 }
 
+export interface McpServerOptions {
+  /**
+   * Let `navigate` open file: URLs (the machine's files). Default false: an assistant can be talked
+   * into anything by a page's text, so only http:, https:, data: and about:blank are opened, as in
+   * the service's sessions. `deckhand mcp --allow-file-urls` sets it.
+   */
+  allowFileUrls?: boolean;
+  /** Said after refusing a file: URL: how to allow them, where the operator can. */
+  fileUrlHint?: string;
+}
+
+/** A tool error that says why, in one sentence of the caller's own. */
+function refusal(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
 /**
  * An MCP server whose tools work on the Deckhand `deckhand()` gives (started on the first call,
  * so that listing the tools starts no browser).
  */
-export function createMcpServer(deckhand: () => Promise<Deckhand>): McpServer {
+export function createMcpServer(
+  deckhand: () => Promise<Deckhand>,
+  options: McpServerOptions = {},
+): McpServer {
   const server = new McpServer({ name: "deckhand", version: VERSION });
+  const allowFile = options.allowFileUrls === true;
   for (const tool of TOOLS) {
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.input },
       async (input: unknown) => {
+        if (tool.name === "navigate") {
+          const check = checkPageUrl((input as { url?: unknown }).url, {
+            allowFile,
+            where: "this MCP server's browser",
+            ...(options.fileUrlHint ? { fileHint: options.fileUrlHint } : {}),
+          });
+          if (!check.ok) return refusal(`navigate refused: ${check.problem}.`);
+          (input as { url: string }).url = check.href;
+        }
         try {
           const dh = await deckhand();
           return toCallResult(await tool.run(dh, input as never));

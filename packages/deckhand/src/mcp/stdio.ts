@@ -5,15 +5,18 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CommonOptions } from "../cli/args.ts";
 import { type OpenedSession, openSession } from "../cli/session.ts";
 import type { Deckhand } from "../deckhand.ts";
-import { createMcpServer } from "./server.ts";
+import { createMcpServer, type McpServerOptions } from "./server.ts";
 
-export async function serveStdio(common: CommonOptions): Promise<void> {
+export async function serveStdio(common: CommonOptions, options: McpServerOptions = {}): Promise<void> {
   let opening: Promise<OpenedSession> | undefined;
   const deckhand = async (): Promise<Deckhand> => {
     opening ??= openSession(common, undefined);
     return (await opening).dh;
   };
-  const server = createMcpServer(deckhand);
+  const server = createMcpServer(deckhand, {
+    fileUrlHint: "start the server with deckhand mcp --allow-file-urls to allow them",
+    ...options,
+  });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

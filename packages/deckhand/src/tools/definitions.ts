@@ -83,7 +83,12 @@ export const navigateTool = define({
   title: "Open a URL in the current tab",
   description:
     "Opens a URL in the current tab and waits for it to load. Answers with the page's title and URL.",
-  input: z.object({ url: z.string().min(1).describe("The address to open (http, https or file).") }),
+  input: z.object({
+    url: z
+      .string()
+      .min(1)
+      .describe("The address to open: http or https (also data: and about:blank; file: where allowed)."),
+  }),
   positional: ["url"],
   onPage: false,
   async run(dh, { url }) {

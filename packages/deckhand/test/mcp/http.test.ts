@@ -6,7 +6,7 @@
 import { type FixtureServer, startFixtureServer } from "@deckhand/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { TOOLS } from "deckhand";
+import { Deckhand, TOOLS } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../support/service.ts";
 
@@ -133,6 +133,39 @@ describe("/mcp on the service", () => {
     });
     expect(stolen.status).toBe(404);
     expect(await stolen.text()).not.toContain("only-a");
+  });
+
+  it("refuses file: URLs with one clear message, as the service's URL policy does", async () => {
+    const { client } = await connect(service.apiKey);
+    await client.callTool({ name: "navigate", arguments: { url: site.url("explicit/login.html") } });
+    const refused = await client.callTool({ name: "navigate", arguments: { url: "file:///etc/passwd" } });
+    expect(refused.isError).toBe(true);
+    const message = text(refused.content);
+    expect(message).toMatch(/^navigate refused: file: URLs cannot be opened in this MCP server's browser/);
+    // Nothing the operator of a service could be asked for, no relay's name twice, no file content.
+    expect(message).not.toContain("--allow-file-urls");
+    expect(message).not.toMatch(/Page\.navigate/);
+    expect(message).not.toContain("root:");
+
+    // The page API of a REMOTE client, refused by the CDP proxy itself: the method is named once.
+    const dh = new Deckhand({
+      env: "REMOTE",
+      apiUrl: service.url,
+      apiKey: service.apiKey,
+      verbose: 0,
+      disablePino: true,
+    });
+    await dh.init();
+    try {
+      const error = await dh.page.goto("file:///etc/passwd").then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(error?.message).toMatch(/^Page\.navigate: `url`: file: URLs cannot be opened in a session/);
+      expect(error?.message).not.toContain("Page.navigate: Page.navigate");
+    } finally {
+      await dh.close();
+    }
   });
 
   it("ends the client's session when the client goes", async () => {

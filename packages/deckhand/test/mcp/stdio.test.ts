@@ -3,7 +3,10 @@
 // screenshot), failures come back as tool errors with the reason, and the browser goes when the
 // client does.
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { type FixtureServer, processTree, startFixtureServer, waitForNoChrome } from "@deckhand/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -93,6 +96,42 @@ describe("deckhand mcp (stdio)", () => {
     expect(text(badTab.content)).toContain("needs the index of an open tab");
   });
 
+  it("refuses file: URLs (and the browser's own pages) by default, with one clear message", async () => {
+    await client.callTool({ name: "navigate", arguments: { url: site.url("explicit/sections.html") } });
+    for (const url of [
+      "file:///etc/passwd",
+      "FILE:///etc/hostname",
+      "chrome://version",
+      "view-source:file:///etc/passwd",
+    ]) {
+      const refused = await client.callTool({ name: "navigate", arguments: { url } });
+      expect(refused.isError, url).toBe(true);
+      const message = text(refused.content);
+      expect(message, url).toMatch(
+        /^navigate refused: [a-z-]+: URLs cannot be opened in this MCP server's browser/,
+      );
+      expect(message).not.toContain("root:");
+      expect(message).not.toMatch(/Page\.navigate/);
+    }
+    const file = text(
+      (await client.callTool({ name: "navigate", arguments: { url: "file:///etc/passwd" } })).content,
+    );
+    expect(file).toBe(
+      "navigate refused: file: URLs cannot be opened in this MCP server's browser (only http:, https:, data: and " +
+        "about:blank can: the machine's files are not the page's); start the server with deckhand mcp " +
+        "--allow-file-urls to allow them.",
+    );
+    // The page stayed where it was.
+    const page = await client.callTool({ name: "text", arguments: { maxTokens: 200 } });
+    expect(text(page.content)).toContain(site.url("explicit/sections.html"));
+    // The web and inline documents open as before.
+    const inline = await client.callTool({
+      name: "navigate",
+      arguments: { url: "data:text/html,<title>Inline</title><p>hello</p>" },
+    });
+    expect(inline.isError, text(inline.content)).toBeFalsy();
+  });
+
   it("ends its browser, and removes its profile, when the client goes", async () => {
     const pid = transport.pid!;
     // The browser this server launched: below its process, with a temporary profile.
@@ -111,6 +150,42 @@ describe("deckhand mcp (stdio)", () => {
     for (const profile of new Set(profiles)) {
       expect(await waitForNoChrome(profile, 10_000)).toEqual([]);
       expect(existsSync(profile)).toBe(false);
+    }
+  });
+});
+
+describe("deckhand mcp --allow-file-urls", () => {
+  it("opens a local file when started with the flag, and still refuses the browser's own pages", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "deckhand-mcp-file-"));
+    const page = join(dir, "notes.html");
+    writeFileSync(page, "<title>Local notes</title><p>written on this machine</p>");
+    const allowed = new Client({ name: "deckhand-test", version: "1.0.0" });
+    await allowed.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [...NODE_ARGS, "mcp", "--allow-file-urls"],
+        env: cleanEnv({ DECKHAND_CLI_STATE: "/nonexistent/deckhand-mcp-test.json" }) as Record<
+          string,
+          string
+        >,
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const opened = await allowed.callTool({
+        name: "navigate",
+        arguments: { url: pathToFileURL(page).href },
+      });
+      expect(opened.isError, text(opened.content)).toBeFalsy();
+      expect(text(opened.content)).toContain('"Local notes"');
+      const read = await allowed.callTool({ name: "text", arguments: {} });
+      expect(text(read.content)).toContain("written on this machine");
+      const internal = await allowed.callTool({ name: "navigate", arguments: { url: "chrome://version" } });
+      expect(internal.isError).toBe(true);
+      expect(text(internal.content)).toMatch(/^navigate refused: chrome: URLs cannot be opened/);
+    } finally {
+      await allowed.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

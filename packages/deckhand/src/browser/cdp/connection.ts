@@ -22,7 +22,8 @@ export class CdpProtocolError extends ServiceError {
   readonly protocolCode: number;
 
   constructor(method: string, protocolCode: number, message: string) {
-    super(`${method}: ${message}`);
+    // A relay (the service's CDP proxy) may have named the method already.
+    super(message.startsWith(`${method}: `) ? message : `${method}: ${message}`);
     this.method = method;
     this.protocolCode = protocolCode;
   }
