@@ -47,6 +47,9 @@ const DB_NOW = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint";
  * lease again, so that the two never interleave: a node that resumes sees exactly which of its
  * sessions a reclaim ended, and none is ended after it looked.
  */
+/** Longest a lease statement (connecting included) may take on the lease's own connection. */
+const LEASE_STATEMENT_TIMEOUT_MS = 10_000;
+
 const LEASE_LOCK = "SELECT pg_advisory_xact_lock(hashtext('deckhand-leases:' || current_schema()))";
 
 /** The URL without its password, for messages and logs. */
@@ -83,19 +86,26 @@ export class PostgresStore implements Store {
         `Invalid PostgreSQL schema name ${JSON.stringify(options.schema)}: use letters, digits and _.`,
       );
     }
-    const connect = (max: number) => {
+    const connect = (max: number, statementTimeoutMs?: number) => {
+      const settings = [
+        // Every connection of the pool works in the chosen schema.
+        ...(options.schema ? [`-c search_path=${options.schema}`] : []),
+        ...(statementTimeoutMs ? [`-c statement_timeout=${statementTimeoutMs}`] : []),
+      ];
       const pool = new pg.Pool({
         connectionString: options.url,
         max,
-        // Every connection of the pool works in the chosen schema.
-        ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+        ...(settings.length > 0 ? { options: settings.join(" ") } : {}),
+        ...(statementTimeoutMs ? { connectionTimeoutMillis: statementTimeoutMs } : {}),
       });
       // An idle connection that the server drops must not crash the process; the pool replaces it.
       pool.on("error", () => {});
       return pool;
     };
     const pool = connect(options.maxConnections ?? 10);
-    const leasePool = connect(1);
+    // A lease statement that hangs (a database that stopped answering) fails after 10 s rather than
+    // holding every later renewal up: the next one then finds out where the lease stands.
+    const leasePool = connect(1, LEASE_STATEMENT_TIMEOUT_MS);
     const where = `${describeDatabaseUrl(options.url)}${options.schema ? ` (schema ${options.schema})` : ""}`;
     const store = new PostgresStore(pool, leasePool, `postgres at ${where}`);
     try {
