@@ -60,7 +60,7 @@ describe.skipIf(!url)(
       key = await store.createKey({ name: "lease test" });
       site = await startFixtureServer();
       [a, b] = await Promise.all([start(markers.a), start(markers.b)]);
-    }, 60_000);
+    }, 240_000);
 
     afterAll(async () => {
       for (const node of [a, b]) {
