@@ -43,8 +43,8 @@ Options:
                                 (default ${DEFAULT_SESSION_IDLE_TIMEOUT_MS / 1000})
   --session-disconnect-grace SECS
                                 end a session started without keepAlive this many seconds after its last
-                                CDP client disconnected, unless a request comes
-                                (default ${DEFAULT_SESSION_DISCONNECT_GRACE_MS / 1000})
+                                CDP client disconnected, unless a request comes; the debugger (debugUrl)
+                                does not count (default ${DEFAULT_SESSION_DISCONNECT_GRACE_MS / 1000})
   --screenshot-retention DAYS   keep the screenshot of every step (the session page at sessionUrl) this many
                                 days; 0 takes none (default 7)
   --body-limit BYTES            largest request body; larger answer 413 (default ${DEFAULT_BODY_LIMIT})

@@ -42,7 +42,7 @@ export const SECURITY: { [scheme: string]: string[] }[] = [
 
 const ERROR_DESCRIPTIONS = {
   400: "Invalid request; the message names the field.",
-  401: "Missing, invalid or revoked API key.",
+  401: "Missing, invalid or revoked API key (KEY_REVOKED: revoked while the operation ran, which was stopped; a stream ends with an error event of that code).",
   404: "No such session for this API key's project (or no such route).",
   409: "The session runs on another node of the service (SESSION_ELSEWHERE, details.nodeId); this node leaves it alone.",
   410: "The session has ended.",
