@@ -175,7 +175,8 @@ for (const [name, open, available] of backends) {
         await ok(
           await svc.op(bystander, "navigate", { url: fx.site.url("form.html") }, { key: svc.otherKey.key }),
         );
-      });
+        // (Bounded for a loaded machine: the revoking CLI process alone may take 20 s to load.)
+      }, 120_000);
     },
   );
 }
