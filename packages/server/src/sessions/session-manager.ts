@@ -261,6 +261,12 @@ export class SessionManager {
     return this.root;
   }
 
+  /** Removes the store's root on this machine if nothing is left in it (another node may use it). */
+  private async removeEmptyRoot(): Promise<void> {
+    const root = await this.root?.catch(() => undefined);
+    if (root) await rmdir(root).catch(() => undefined);
+  }
+
   /** A new download directory for the session, under the store's root. */
   private async makeSessionDir(id: string): Promise<string> {
     const root = await this.sessionRoot();
@@ -340,6 +346,7 @@ export class SessionManager {
       }
     } catch (error) {
       await rm(downloadDir, { recursive: true, force: true }).catch(() => undefined);
+      if (this.closed) await this.removeEmptyRoot();
       throw error;
     }
     const session = new LiveSession({
@@ -368,7 +375,11 @@ export class SessionManager {
     // A caller's browser that closes or crashes takes the session with it, as a pool browser does.
     ownBrowser?.onDisconnected(() => void this.end(record.id, "browser lost"));
     this.live.set(record.id, session);
-    if (this.closed) await this.end(record.id, "service shutdown");
+    if (this.closed) {
+      // Started while the service closed: it goes at once, and so does the root close() left.
+      await this.end(record.id, "service shutdown");
+      await this.removeEmptyRoot();
+    }
     return session;
   }
 
@@ -500,6 +511,6 @@ export class SessionManager {
       this.options.log.warn({ err: error }, "could not give up this node's lease");
     });
     // The store's root goes once no node of it on this machine has a session left there.
-    if (this.root) await rmdir(await this.root.catch(() => "")).catch(() => undefined);
+    await this.removeEmptyRoot();
   }
 }
