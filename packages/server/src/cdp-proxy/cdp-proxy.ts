@@ -75,7 +75,7 @@ export const CLIENT_UNREAD_PAUSE = 8 * 1024 * 1024;
 /** Bytes of client messages taken and waiting to be handled, beyond which its socket is not read. */
 export const CLIENT_QUEUE_BYTES = 1024 * 1024;
 /** Commands of one client sent to the browser and not answered, at which its socket is not read. */
-export const MAX_IN_FLIGHT = 256;
+export const MAX_IN_FLIGHT = 64;
 
 /** A session's byte budget: a token bucket shared by its clients. */
 class ByteBudget {
@@ -150,7 +150,7 @@ function bridge(
     if (closed) return;
     closed = true;
     clearTimeout(budgetTimer);
-    queued.length = 0;
+    inbox.length = 0;
     session.clientDisconnected();
     isolation.close();
     offEnd();
@@ -159,17 +159,43 @@ function bridge(
       setTimeout(() => client.terminate(), 500).unref();
     }
   };
-  /** Reads the client's socket only while what it sends has somewhere to go (see the top). */
+  /** Whether the client's next message must wait (see the top). */
+  const blocked = () =>
+    !started ||
+    isolation.browserBacklog > DRAINED_BACKLOG ||
+    isolation.queuedBytes > CLIENT_QUEUE_BYTES ||
+    isolation.inFlight >= MAX_IN_FLIGHT ||
+    client.bufferedAmount > CLIENT_UNREAD_PAUSE;
+  let pumping = false;
+  /** Hands the messages read to the isolation, in order, while nothing blocks. */
+  const pump = () => {
+    if (pumping) return;
+    pumping = true;
+    try {
+      while (inbox.length > 0 && !closed && !blocked()) {
+        const text = inbox.shift()!;
+        if (mode === "page") {
+          try {
+            isolation.fromClient(toPage(text));
+          } catch {
+            close(1007, "Not a CDP message.");
+          }
+        } else isolation.fromClient(text);
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+  /**
+   * Reads the client's socket only while what it sends has somewhere to go. What ws emits after
+   * pause() (the rest of one read) waits in the inbox.
+   */
   const flow = () => {
     if (closed) return;
+    pump();
+    if (closed) return;
     const browserBusy = isolation.browserBacklog > DRAINED_BACKLOG;
-    const hold =
-      !started ||
-      budgetTimer !== undefined ||
-      browserBusy ||
-      isolation.queuedBytes > CLIENT_QUEUE_BYTES ||
-      isolation.inFlight >= MAX_IN_FLIGHT ||
-      client.bufferedAmount > CLIENT_UNREAD_PAUSE;
+    const hold = budgetTimer !== undefined || inbox.length > 0 || blocked();
     if (browserBusy && !waitingForBrowser) {
       waitingForBrowser = true;
       isolation.afterBrowserDrain(() => {
@@ -192,7 +218,6 @@ function bridge(
           else {
             pageSession = message.result.sessionId;
             started = true;
-            for (const queuedText of queued.splice(0)) isolation.fromClient(toPage(queuedText));
             flow();
           }
           return;
@@ -219,8 +244,8 @@ function bridge(
   isolation.onProgress = flow;
 
   let lastTouch = 0;
-  /** Messages that came before the isolation started (reading stops after the first). */
-  const queued: string[] = [];
+  /** Messages read and not handed to the isolation yet (before it started, or while blocked). */
+  const inbox: string[] = [];
   let started = false;
   client.on("message", (data: Buffer) => {
     if (closed) return;
@@ -239,15 +264,7 @@ function bridge(
         flow();
       }, wait);
     }
-    const text = data.toString();
-    if (!started) queued.push(text);
-    else if (mode === "page") {
-      try {
-        isolation.fromClient(toPage(text));
-      } catch {
-        close(1007, "Not a CDP message.");
-      }
-    } else isolation.fromClient(text);
+    inbox.push(data.toString());
     flow();
   });
 
@@ -273,7 +290,6 @@ function bridge(
         return;
       }
       started = true;
-      for (const text of queued.splice(0)) isolation.fromClient(text);
       flow();
     },
     () => close(1011, "The browser did not answer."),
