@@ -92,6 +92,7 @@ describe("scanCdpMessage", () => {
       `{"id":1,"method":"A.b","params":nope}`,
       `{"id":1,"method":"A.b",}`,
       `{"id":1,"method":}`,
+      `{"id":1,"method":"A.b","params":${"1".repeat(70)}x}`,
       `${"[".repeat(2000)}`,
       `{"id":1,"params":${"[".repeat(2000)}${"]".repeat(2000)}}`,
     ];

@@ -34,7 +34,7 @@
 
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { DRAINED_BACKLOG, rewriteMessage, scanCdpMessage } from "deckhand";
+import { type CdpMessageHead, DRAINED_BACKLOG, rewriteMessage, scanCdpMessage } from "deckhand";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
 import type { KeyVerifier } from "../auth.ts";
@@ -211,7 +211,12 @@ function bridge(
     toClient: (text) => {
       if (client.readyState !== WebSocket.OPEN) return;
       if (mode === "page") {
-        const head = scanCdpMessage(text);
+        let head: CdpMessageHead;
+        try {
+          head = scanCdpMessage(text);
+        } catch {
+          return;
+        }
         if (head.id === PAGE_ATTACH_ID && head.sessionId === undefined) {
           const message = JSON.parse(text) as { result?: { sessionId?: unknown } };
           if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");

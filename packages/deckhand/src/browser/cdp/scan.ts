@@ -92,7 +92,8 @@ function valueEnd(text: string, at: number): number {
   SCALAR_END.lastIndex = at;
   const found = SCALAR_END.exec(text);
   const end = found ? found.index : text.length;
-  if (!SCALAR.test(text.slice(at, Math.min(end, at + 64)))) throw new CdpScanError("A value is not JSON.");
+  // No number, true, false or null is longer than this.
+  if (end - at > 64 || !SCALAR.test(text.slice(at, end))) throw new CdpScanError("A value is not JSON.");
   return end;
 }
 
