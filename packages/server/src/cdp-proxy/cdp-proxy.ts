@@ -173,7 +173,8 @@ function bridge(
     pumping = true;
     try {
       while (inbox.length > 0 && !closed && !blocked()) {
-        const text = inbox.shift()!;
+        // Decoded when its turn comes, not when read: one large message per turn of the event loop.
+        const text = inbox.shift()!.toString();
         if (mode === "page") {
           try {
             isolation.fromClient(toPage(text));
@@ -250,7 +251,7 @@ function bridge(
 
   let lastTouch = 0;
   /** Messages read and not handed to the isolation yet (before it started, or while blocked). */
-  const inbox: string[] = [];
+  const inbox: Buffer[] = [];
   let started = false;
   client.on("message", (data: Buffer) => {
     if (closed) return;
@@ -269,7 +270,7 @@ function bridge(
         flow();
       }, wait);
     }
-    inbox.push(data.toString());
+    inbox.push(data);
     flow();
   });
 
