@@ -22,7 +22,14 @@ export type {
 export { Browser, type BrowserOptions, type ContextOptions } from "./browser/browser.ts";
 export { CdpChannel, type CdpChannelEvent, type CdpChannelListener } from "./browser/cdp/channel.ts";
 export {
+  type CdpMessageHead,
+  CdpScanError,
+  rewriteMessage,
+  scanCdpMessage,
+} from "./browser/cdp/scan.ts";
+export {
   type CdpTransport,
+  DRAINED_BACKLOG,
   PipeTransport,
   WebSocketTransport,
   type WebSocketTransportOptions,

@@ -36,6 +36,12 @@ export const DEFAULT_MAX_TABS_PER_SESSION = 20;
  * body or a large script are the big ones). Answers to the client are not limited by it.
  */
 export const DEFAULT_CDP_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes per second the CDP clients of one session may send together (a burst of one second's
+ * worth, or of one largest message, passes at once). Past it the proxy stops reading the client's
+ * socket for as long as the excess takes at this rate: the client is slowed, not cut off.
+ */
+export const DEFAULT_CDP_BYTES_PER_SECOND = 16 * 1024 * 1024;
 /** Milliseconds a pool browser without sessions is kept before it is closed. */
 export const DEFAULT_BROWSER_LINGER_MS = 10_000;
 /** Milliseconds an operation may take when neither the call nor the session gives a timeout. */

@@ -49,6 +49,11 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
   /** Largest CDP message a proxy client may send, in bytes (default 8 MiB). */
   cdpMaxMessageBytes?: number;
   /**
+   * Bytes per second the CDP proxy clients of one session may send together (default 16 MiB).
+   * Past it the proxy stops reading their sockets until the excess is paid at that rate.
+   */
+  cdpBytesPerSecond?: number;
+  /**
    * Milliseconds a session started without keepAlive lives on after its last CDP client
    * disconnected, when no request comes. Default 30 s.
    */
@@ -129,6 +134,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     links: app.deckhand.links,
     sessions,
     ...(options.cdpMaxMessageBytes !== undefined ? { maxMessageBytes: options.cdpMaxMessageBytes } : {}),
+    ...(options.cdpBytesPerSecond !== undefined ? { bytesPerSecond: options.cdpBytesPerSecond } : {}),
   });
   installMcp(app, { verifier: app.deckhand.verifier, idleTimeoutMs: idleTimeoutMs });
   app.addHook("onClose", async () => {

@@ -113,6 +113,7 @@ describe("deckhand-server", () => {
       "--max-sessions-per-project",
       "--max-tabs-per-session",
       "--cdp-max-message-bytes",
+      "--cdp-bytes-per-second",
       "keys create",
       "keys list",
       "keys revoke <id>",
@@ -122,6 +123,7 @@ describe("deckhand-server", () => {
       "DECKHAND_CDP_URL_HOSTS",
       "DECKHAND_MODEL_BASE_URL_HOSTS",
       "DECKHAND_ISOLATION",
+      "DECKHAND_CDP_BYTES_PER_SECOND",
     ]) {
       expect(stdout).toContain(text);
     }
@@ -204,6 +206,22 @@ describe("deckhand-server", () => {
         {},
       ),
     ).toMatchObject({ maxSessionsPerProject: 3, maxTabsPerSession: 5, cdpMaxMessageBytes: 65536 });
+    expect(parseCommand(["--cdp-bytes-per-second", "1048576"], {})).toMatchObject({
+      cdpBytesPerSecond: 1048576,
+    });
+    expect(parseCommand([], { DECKHAND_CDP_BYTES_PER_SECOND: "2097152" })).toMatchObject({
+      cdpBytesPerSecond: 2097152,
+    });
+    expect(
+      parseCommand(["--cdp-bytes-per-second", "4096"], { DECKHAND_CDP_BYTES_PER_SECOND: "2097152" }),
+    ).toMatchObject({ cdpBytesPerSecond: 4096 });
+    expect(parseCommand([], {})).not.toHaveProperty("cdpBytesPerSecond");
+    expect(() => parseCommand(["--cdp-bytes-per-second", "100"], {})).toThrow(
+      /--cdp-bytes-per-second must be a whole number from 1024/,
+    );
+    expect(() => parseCommand(["--cdp-bytes-per-second", "lots"], {})).toThrow(
+      /--cdp-bytes-per-second must be a whole number/,
+    );
     expect(parseCommand(["--session-disconnect-grace", "2.5"], {})).toMatchObject({
       sessionDisconnectGraceMs: 2500,
     });

@@ -13,15 +13,32 @@
 //
 // Sizes: a message from the client larger than `maxMessageBytes` is refused as soon as its frame
 // header announces it (close code 1009), before it is buffered. Messages towards the client
-// (screenshots of big pages are tens of megabytes) have no such limit, but a client that does not
-// read what it asked for is disconnected once `maxBufferedBytes` wait for it.
+// (screenshots of big pages are tens of megabytes) have no such limit.
+//
+// Flow (docs/service.md, "CDP proxy flow control"): the proxy reads a client's socket only while
+// what it read has somewhere to go. It stops reading (ws pause(): TCP then holds the client back)
+// while
+// - messages it took wait to be handled (a policy look-up in progress) beyond CLIENT_QUEUE_BYTES,
+// - the browser has not read what was written to it beyond its connection's DRAINED_BACKLOG (the
+//   pipe of a pool browser, the WebSocket of a cdpUrl browser: both tell when they drain),
+// - the client has MAX_IN_FLIGHT commands unanswered,
+// - the client has not read CLIENT_UNREAD_PAUSE bytes sent to it (so it cannot ask for more),
+// - the session's clients sent more than their byte budget (`bytesPerSecond`, shared by the
+//   session's sockets): reading resumes when the excess has been paid at that rate.
+// Events the client did not ask for still flow to it; a client that lets MAX_UNREAD_BYTES wait is
+// disconnected (1008). Nothing is buffered beyond these bounds, and nothing holds on to a message
+// once it was passed on or the socket closed.
+//
+// Messages are not parsed to be routed: their id, method and sessionId are read by deckhand's
+// scanner (scan.ts) and only a command whose parameters the policy checks is parsed (isolation.ts).
 
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
+import { type CdpMessageHead, DRAINED_BACKLOG, rewriteMessage, scanCdpMessage } from "deckhand";
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
 import type { KeyVerifier } from "../auth.ts";
-import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../defaults.ts";
+import { DEFAULT_CDP_BYTES_PER_SECOND, DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../defaults.ts";
 import { ApiError, sessionEnded } from "../errors.ts";
 import type { RevocationWatch } from "../key-revocation.ts";
 import { loadActiveSession } from "../routes/session-access.ts";
@@ -40,13 +57,55 @@ export interface CdpProxyDeps {
   links: SessionLinks;
   /** Largest message a client may send, in bytes. */
   maxMessageBytes?: number;
+  /** Bytes per second a session's clients may send together (default DEFAULT_CDP_BYTES_PER_SECOND). */
+  bytesPerSecond?: number;
+  /** Counts the bytes of every message that passes: "in" from a client, "out" to it. */
+  onTraffic?: (direction: "in" | "out", bytes: number) => void;
+  /** A client went over its session's byte budget and is not read for a while. */
+  onThrottled?: () => void;
 }
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/(cdp|devtools)$/;
 /** Activity on the connection counts against the idle timeout at most this often. */
 const TOUCH_EVERY_MS = 1000;
-/** Bytes waiting for a client that does not read, beyond which it is disconnected. */
-const MAX_BUFFERED_BYTES = 512 * 1024 * 1024;
+/** Bytes sent to a client and not read by it, beyond which it is disconnected. */
+export const MAX_UNREAD_BYTES = 128 * 1024 * 1024;
+/** Bytes sent to a client and not read by it, beyond which its socket is not read. */
+export const CLIENT_UNREAD_PAUSE = 8 * 1024 * 1024;
+/** Bytes of client messages taken and waiting to be handled, beyond which its socket is not read. */
+export const CLIENT_QUEUE_BYTES = 1024 * 1024;
+/** Commands of one client sent to the browser and not answered, at which its socket is not read. */
+export const MAX_IN_FLIGHT = 64;
+
+/** A session's byte budget: a token bucket shared by its clients. */
+class ByteBudget {
+  private tokens: number;
+  private last = performance.now();
+  private readonly rate: number;
+  private readonly capacity: number;
+
+  constructor(bytesPerSecond: number, burst: number) {
+    this.rate = bytesPerSecond;
+    this.capacity = Math.max(bytesPerSecond, burst);
+    this.tokens = this.capacity;
+  }
+
+  /** Takes `bytes`; returns the milliseconds until the budget is even again (0: within it). */
+  take(bytes: number): number {
+    const now = performance.now();
+    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.last) * this.rate) / 1000);
+    this.last = now;
+    this.tokens -= bytes;
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.rate);
+  }
+}
+
+interface BridgeOptions {
+  mode: BridgeMode;
+  budget: ByteBudget;
+  onTraffic: CdpProxyDeps["onTraffic"];
+  onThrottled: CdpProxyDeps["onThrottled"];
+}
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ success: false, error: message, code });
@@ -75,19 +134,23 @@ const PAGE_ATTACH_ID = 2_000_000_000;
 function bridge(
   client: WebSocket,
   session: LiveSession,
-  mode: BridgeMode = "browser",
+  { mode, budget, onTraffic, onThrottled }: BridgeOptions,
 ): (code: number, reason: string) => void {
   let closed = false;
   /** Page mode: the session of the page the client speaks to. */
   let pageSession: string | undefined;
   const toPage = (text: string): string => {
-    const message = JSON.parse(text) as { sessionId?: string };
-    if (message.sessionId === undefined) message.sessionId = pageSession;
-    return JSON.stringify(message);
+    const head = scanCdpMessage(text);
+    return head.sessionId === undefined ? rewriteMessage(text, head, { sessionId: pageSession! }) : text;
   };
+  /** Until the budget is even again. */
+  let budgetTimer: NodeJS.Timeout | undefined;
+  let waitingForBrowser = false;
   const close = (code: number, reason: string) => {
     if (closed) return;
     closed = true;
+    clearTimeout(budgetTimer);
+    inbox.length = 0;
     session.clientDisconnected(mode === "page" ? "debugger" : "client");
     isolation.close();
     offEnd();
@@ -96,34 +159,87 @@ function bridge(
       setTimeout(() => client.terminate(), 500).unref();
     }
   };
+  /** Whether the client's next message must wait (see the top). */
+  const blocked = () =>
+    !started ||
+    isolation.browserBacklog > DRAINED_BACKLOG ||
+    isolation.queuedBytes > CLIENT_QUEUE_BYTES ||
+    isolation.inFlight >= MAX_IN_FLIGHT ||
+    client.bufferedAmount > CLIENT_UNREAD_PAUSE;
+  let pumping = false;
+  /** Hands the messages read to the isolation, in order, while nothing blocks. */
+  const pump = () => {
+    if (pumping) return;
+    pumping = true;
+    try {
+      while (inbox.length > 0 && !closed && !blocked()) {
+        // Decoded when its turn comes, not when read: one large message per turn of the event loop.
+        const text = inbox.shift()!.toString();
+        if (mode === "page") {
+          try {
+            isolation.fromClient(toPage(text));
+          } catch {
+            close(1007, "Not a CDP message.");
+          }
+        } else isolation.fromClient(text);
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+  /**
+   * Reads the client's socket only while what it sends has somewhere to go. What ws emits after
+   * pause() (the rest of one read) waits in the inbox.
+   */
+  const flow = () => {
+    if (closed) return;
+    pump();
+    if (closed) return;
+    const browserBusy = isolation.browserBacklog > DRAINED_BACKLOG;
+    const hold = budgetTimer !== undefined || inbox.length > 0 || blocked();
+    if (browserBusy && !waitingForBrowser) {
+      waitingForBrowser = true;
+      isolation.afterBrowserDrain(() => {
+        waitingForBrowser = false;
+        flow();
+      });
+    }
+    if (hold && !client.isPaused) client.pause();
+    else if (!hold && client.isPaused) client.resume();
+  };
+  const afterSend = () => flow();
   const isolation = new CdpIsolation({
     toClient: (text) => {
       if (client.readyState !== WebSocket.OPEN) return;
       if (mode === "page") {
-        const message = JSON.parse(text) as {
-          id?: number;
-          sessionId?: string;
-          result?: { sessionId?: unknown };
-        };
-        if (message.id === PAGE_ATTACH_ID && message.sessionId === undefined) {
+        let head: CdpMessageHead;
+        try {
+          head = scanCdpMessage(text);
+        } catch {
+          return;
+        }
+        if (head.id === PAGE_ATTACH_ID && head.sessionId === undefined) {
+          const message = JSON.parse(text) as { result?: { sessionId?: unknown } };
           if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");
           else {
             pageSession = message.result.sessionId;
             started = true;
-            for (const queuedText of queued.splice(0)) isolation.fromClient(toPage(queuedText));
+            flow();
           }
           return;
         }
-        if (pageSession !== undefined && message.sessionId === pageSession) {
-          delete message.sessionId;
-          text = JSON.stringify(message);
+        if (pageSession !== undefined && head.sessionId === pageSession) {
+          text = rewriteMessage(text, head, { sessionId: null });
         }
       }
-      if (client.bufferedAmount > MAX_BUFFERED_BYTES) {
+      if (client.bufferedAmount > MAX_UNREAD_BYTES) {
         close(1008, "The client does not read its messages.");
         return;
       }
-      client.send(text);
+      const bytes = Buffer.from(text);
+      onTraffic?.("out", bytes.length);
+      client.send(bytes, { binary: false }, afterSend);
+      if (client.bufferedAmount > CLIENT_UNREAD_PAUSE) flow();
     },
     activated: (targetId) => void session.activatePage(targetId),
     contextId: session.cdp.contextId,
@@ -131,26 +247,31 @@ function bridge(
     maxTabs: session.maxTabs,
   });
   isolation.onChannelClosed = () => close(1011, "The connection to the browser closed.");
+  isolation.onProgress = flow;
 
   let lastTouch = 0;
-  const queued: string[] = [];
+  /** Messages read and not handed to the isolation yet (before it started, or while blocked). */
+  const inbox: Buffer[] = [];
   let started = false;
-  client.on("message", (data) => {
+  client.on("message", (data: Buffer) => {
+    if (closed) return;
     const now = Date.now();
     session.lastClientMessageAt = now;
     if (now - lastTouch > TOUCH_EVERY_MS) {
       lastTouch = now;
       session.touch();
     }
-    const text = data.toString();
-    if (!started) queued.push(text);
-    else if (mode === "page") {
-      try {
-        isolation.fromClient(toPage(text));
-      } catch {
-        close(1007, "Not a CDP message.");
-      }
-    } else isolation.fromClient(text);
+    onTraffic?.("in", data.length);
+    const wait = budget.take(data.length);
+    if (wait > 0 && budgetTimer === undefined) {
+      onThrottled?.();
+      budgetTimer = setTimeout(() => {
+        budgetTimer = undefined;
+        flow();
+      }, wait);
+    }
+    inbox.push(data);
+    flow();
   });
 
   session.clientConnected(mode === "page" ? "debugger" : "client");
@@ -160,6 +281,7 @@ function bridge(
 
   isolation.start(session.cdp.browser.connection).then(
     () => {
+      if (closed) return;
       if (mode === "page") {
         const targetId = session.dh.context.activePage()?.targetId;
         if (!targetId) close(1011, "The session has no page.");
@@ -174,21 +296,26 @@ function bridge(
         return;
       }
       started = true;
-      for (const text of queued.splice(0)) isolation.fromClient(text);
+      flow();
     },
     () => close(1011, "The browser did not answer."),
   );
+  flow();
   return close;
 }
 
 /** Answers WebSocket upgrades of /v1/sessions/{id}/cdp on the app's HTTP server. */
 export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void {
+  const maxMessageBytes = deps.maxMessageBytes ?? DEFAULT_CDP_MAX_MESSAGE_BYTES;
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
-    maxPayload: deps.maxMessageBytes ?? DEFAULT_CDP_MAX_MESSAGE_BYTES,
+    maxPayload: maxMessageBytes,
   });
   const open = new Set<WebSocket>();
+  const bytesPerSecond = deps.bytesPerSecond ?? DEFAULT_CDP_BYTES_PER_SECOND;
+  /** Each session's byte budget, shared by its clients; gone with the session. */
+  const budgets = new WeakMap<LiveSession, ByteBudget>();
 
   app.server.on("upgrade", (request, socket, head) => {
     const url = new URL(request.url ?? "/", "http://service.invalid");
@@ -239,7 +366,17 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
       wss.handleUpgrade(request, socket, head, (client) => {
         open.add(client);
         app.log.info({ sessionId: id }, "CDP proxy connected");
-        const cut = bridge(client, session, mode);
+        let budget = budgets.get(session);
+        if (!budget) {
+          budget = new ByteBudget(bytesPerSecond, maxMessageBytes);
+          budgets.set(session, budget);
+        }
+        const cut = bridge(client, session, {
+          mode,
+          budget,
+          onTraffic: deps.onTraffic,
+          onThrottled: deps.onThrottled,
+        });
         const untrack = deps.revocations.track(keyId, () => cut(1008, "The API key was revoked."));
         client.on("close", () => {
           open.delete(client);

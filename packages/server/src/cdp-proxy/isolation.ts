@@ -18,8 +18,15 @@
 // Message ids towards the browser are the connection's own (so that nobody's calls collide) and
 // mapped back on the way out.
 
-import type { CdpChannel, CdpChannelListener } from "deckhand";
-import { checkCommand, type Json, type SessionKind, type SessionScope } from "./policy.ts";
+import {
+  type CdpChannel,
+  type CdpChannelEvent,
+  type CdpChannelListener,
+  type CdpMessageHead,
+  rewriteMessage,
+  scanCdpMessage,
+} from "deckhand";
+import { checkCommand, type Json, passesUnchecked, type SessionKind, type SessionScope } from "./policy.ts";
 
 interface Message {
   id?: number;
@@ -50,6 +57,13 @@ export interface CdpIsolationOptions {
 }
 
 const NO_SESSION = -32001;
+const INVALID_REQUEST = -32600;
+
+/**
+ * Largest message whose parameters the proxy checks (and so parses): URLs, file paths, contexts,
+ * targets and windows are small. Commands without checks pass unparsed, whatever their size.
+ */
+export const MAX_CHECKED_MESSAGE_BYTES = 1024 * 1024;
 
 // Target events the client sees only for its own targets (by targetInfo or by targetId).
 const TARGET_INFO_EVENTS = new Set(["Target.targetCreated", "Target.targetInfoChanged"]);
@@ -104,7 +118,7 @@ export class CdpIsolation implements SessionScope {
   async start(connection: { openChannel(listener: CdpChannelListener): CdpChannel }): Promise<void> {
     this.channel = connection.openChannel({
       answer: (id, text) => this.fromBrowserAnswer(id, text),
-      event: (message) => this.fromBrowserEvent(message as Message),
+      event: (message) => this.fromBrowserEvent(message),
       closed: () => this.onChannelClosed?.(),
     });
     if (this.channel.closed) throw new Error("The connection to the browser is closed.");
@@ -116,6 +130,17 @@ export class CdpIsolation implements SessionScope {
       const contexts = await this.call("Target.getBrowserContexts", {}, sessionId);
       this.contextId = String(contexts.defaultBrowserContextId ?? "");
     }
+  }
+
+  /** Bytes sent on the browser's connection (by anyone) that the browser has not read yet. */
+  get browserBacklog(): number {
+    return this.channel && !this.channel.closed ? this.channel.backlog : 0;
+  }
+
+  /** Calls `handler` once the browser has read what waits for it (or the connection closed). */
+  afterBrowserDrain(handler: () => void): void {
+    if (this.channel && !this.channel.closed) this.channel.afterDrain(handler);
+    else queueMicrotask(handler);
   }
 
   /** Called when the browser's connection is gone, or the browser let go of the client's session. */
@@ -193,28 +218,53 @@ export class CdpIsolation implements SessionScope {
 
   // ---------- client -> browser ----------
 
+  /** Client messages taken and not handled yet, and their size (the proxy stops reading past a limit). */
+  private turns = 0;
+  queuedBytes = 0;
+  /** Client commands sent to the browser and not answered yet. */
+  inFlight = 0;
+  /** Called when a queued message was handled or a command answered: the proxy may read again. */
+  onProgress: (() => void) | undefined;
+
+  /** Takes one message of the client (its text as it sent it). Messages are handled in order. */
   fromClient(text: string): void {
+    this.turns++;
+    this.queuedBytes += text.length;
+    const done = () => {
+      this.turns--;
+      this.queuedBytes -= text.length;
+      this.onProgress?.();
+    };
+    if (this.turns === 1) {
+      // Nothing waits ahead of it: most messages are handled here and now, without a promise.
+      let handled: void | Promise<void>;
+      try {
+        handled = this.handleClient(text);
+      } catch {
+        handled = undefined;
+      }
+      if (handled) this.clientTurn = handled.catch(() => undefined).finally(done);
+      else done();
+      return;
+    }
     this.clientTurn = this.clientTurn
       .then(() => this.handleClient(text))
       .catch(() => {
         // A failed look-up was answered to the client already; the turn goes on.
-      });
+      })
+      .finally(done);
   }
 
-  private async handleClient(text: string): Promise<void> {
+  private handleClient(text: string): void | Promise<void> {
     if (this.closed) return;
-    let message: Message;
+    let head: CdpMessageHead;
     try {
-      message = JSON.parse(text) as Message;
+      head = scanCdpMessage(text);
     } catch {
       return;
     }
-    const { id, method, sessionId } = message;
-    if (typeof id !== "number" || typeof method !== "string") return;
-    const params: Json =
-      message.params && typeof message.params === "object" && !Array.isArray(message.params)
-        ? { ...message.params }
-        : {};
+    const { id, method, sessionId } = head;
+    if (id === undefined || method === undefined) return;
     const refuse = (code: number, why: string) => this.answerClient(id, sessionId, { code, message: why });
 
     if (sessionId !== undefined && !this.sessions.has(sessionId) && !this.browserSessions.has(sessionId)) {
@@ -231,6 +281,45 @@ export class CdpIsolation implements SessionScope {
       });
       return;
     }
+    if (method !== "Target.detachFromTarget" && passesUnchecked(method, kind)) {
+      // Nothing in its parameters to check: the client's text goes on as it is, with the
+      // connection's id (and the client's root session when it named none).
+      const upstreamId = this.channel.sendRaw((upstream) =>
+        rewriteMessage(text, head, {
+          id: upstream,
+          ...(sessionId === undefined ? { sessionId: this.root! } : {}),
+        }),
+      );
+      if (upstreamId < 0) return;
+      this.inFlight++;
+      this.pending.set(upstreamId, { kind: "client", clientId: id, method, sessionId, params: {} });
+      return;
+    }
+    if (text.length > MAX_CHECKED_MESSAGE_BYTES) {
+      return refuse(
+        INVALID_REQUEST,
+        `${method}: the message is ${text.length} bytes; the CDP proxy checks this command's parameters and takes ` +
+          `it up to ${MAX_CHECKED_MESSAGE_BYTES} bytes.`,
+      );
+    }
+    let message: Message;
+    try {
+      message = JSON.parse(text) as Message;
+    } catch {
+      return;
+    }
+    return this.handleChecked(id, method, sessionId, kind, message.params);
+  }
+
+  private async handleChecked(
+    id: number,
+    method: string,
+    sessionId: string | undefined,
+    kind: SessionKind,
+    given: unknown,
+  ): Promise<void> {
+    const params: Json = given && typeof given === "object" && !Array.isArray(given) ? { ...given } : {};
+    const refuse = (code: number, why: string) => this.answerClient(id, sessionId, { code, message: why });
     if (method === "Target.detachFromTarget") {
       const own =
         typeof params.sessionId === "string"
@@ -243,6 +332,8 @@ export class CdpIsolation implements SessionScope {
     if (this.closed) return;
     if (method === "Target.createTarget") this.creating++;
     const upstreamId = this.channel.send(method, verdict.params, sessionId ?? this.root);
+    if (upstreamId < 0) return;
+    this.inFlight++;
     this.pending.set(upstreamId, { kind: "client", clientId: id, method, sessionId, params: verdict.params });
   }
 
@@ -260,17 +351,34 @@ export class CdpIsolation implements SessionScope {
     const call = this.pending.get(upstreamId);
     if (!call) return;
     this.pending.delete(upstreamId);
-    if (call.kind === "client" && call.method === "Target.createTarget") this.creating--;
+    if (call.kind === "client") {
+      this.inFlight--;
+      if (call.method === "Target.createTarget") this.creating--;
+    }
     if (this.closed) return;
     // Most traffic is answers to the client's page commands (screenshots among them): pass those on
-    // with their id swapped, without parsing.
-    const prefix = `{"id":${upstreamId},`;
-    if (call.kind === "client" && call.sessionId !== undefined && !INSPECTED_RESPONSES.has(call.method)) {
-      if (text.startsWith(prefix)) {
+    // with their id swapped (and the root session's id taken out), without parsing.
+    if (call.kind === "client" && !INSPECTED_RESPONSES.has(call.method)) {
+      this.onProgress?.();
+      const prefix = `{"id":${upstreamId},`;
+      if (call.sessionId !== undefined && text.startsWith(prefix)) {
         this.options.toClient(`{"id":${call.clientId},${text.slice(prefix.length)}`);
         return;
       }
+      try {
+        const head = scanCdpMessage(text);
+        this.options.toClient(
+          rewriteMessage(text, head, {
+            id: call.clientId,
+            ...(call.sessionId === undefined ? { sessionId: null } : {}),
+          }),
+        );
+      } catch {
+        // Not JSON: nothing to pass on.
+      }
+      return;
     }
+    if (call.kind === "client") this.onProgress?.();
     let message: Message;
     try {
       message = JSON.parse(text) as Message;
@@ -313,12 +421,22 @@ export class CdpIsolation implements SessionScope {
     }
   }
 
-  private fromBrowserEvent(message: Message): void {
+  private fromBrowserEvent(message: CdpChannelEvent): void {
     if (this.closed) return;
     const { method } = message;
-    const params = message.params ?? {};
     // The browser let go of the client's own session (it is closing, or the target went): so does
     // the proxy. That event comes on the connection's root, where nothing else of the client's does.
+    // Events of a target session (the bulk: network, page, runtime) go on as the browser wrote them.
+    if (
+      message.sessionId !== undefined &&
+      message.sessionId !== this.root &&
+      this.sessions.has(message.sessionId) &&
+      !method.startsWith("Target.")
+    ) {
+      this.options.toClient(message.text);
+      return;
+    }
+    const params = message.params ?? {};
     if (method === "Target.detachedFromTarget" && params.sessionId === this.root) {
       this.onChannelClosed?.();
       return;
@@ -332,8 +450,7 @@ export class CdpIsolation implements SessionScope {
     }
     // Events of the client's root session are the browser target's own, as the client sees it.
     const sessionId = message.sessionId === this.root ? undefined : message.sessionId;
-    const forClient: Message = { ...message };
-    if (sessionId === undefined) delete forClient.sessionId;
+    const forClient: Message = { method, params, ...(sessionId === undefined ? {} : { sessionId }) };
 
     if (method === "Target.attachedToTarget") {
       const info = params.targetInfo as

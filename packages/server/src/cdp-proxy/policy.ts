@@ -769,6 +769,15 @@ export function allowedMethods(): { method: string; on: SessionKind | "any" }[] 
 }
 
 /**
+ * Whether `method` may go to a session of `kind` as the client wrote it: it is allowed there and
+ * none of its parameters is checked, so the proxy passes the message on without parsing it.
+ */
+export function passesUnchecked(method: string, kind: SessionKind): boolean {
+  const rule = RULES.get(method);
+  return rule !== undefined && rule.checks.length === 0 && (rule.on === "any" || rule.on === kind);
+}
+
+/**
  * Whether `method` may be sent on a session of `kind` with `params`, and with which parameters
  * (bound to the session's context and directory).
  */

@@ -2,6 +2,7 @@
 
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_CDP_BYTES_PER_SECOND,
   DEFAULT_CDP_MAX_MESSAGE_BYTES,
   DEFAULT_HOST,
   DEFAULT_MAX_BROWSERS,
@@ -60,6 +61,11 @@ Options:
                                 --browser-arg=--disable-background-networking
   --cdp-max-message-bytes BYTES largest CDP message a client of the CDP proxy may send; a larger one closes
                                 its connection before it is read (default ${DEFAULT_CDP_MAX_MESSAGE_BYTES})
+  --cdp-bytes-per-second BYTES  what the CDP proxy clients of one session may send per second, together; past
+                                it the proxy stops reading them until the excess is paid at that rate (they
+                                are slowed, not cut off; a burst of one second's worth or of one largest
+                                message passes at once) (default ${DEFAULT_CDP_BYTES_PER_SECOND}; also
+                                DECKHAND_CDP_BYTES_PER_SECOND)
   --cdp-url-hosts LIST          where a session's browser.cdpUrl may attach: * (anywhere), none, or a
                                 comma-separated list of host names, addresses, CIDR ranges and "public"
                                 (public internet addresses). Every address a name resolves to must be allowed,
@@ -85,6 +91,7 @@ Environment:
   DECKHAND_API_KEYS     comma-separated API keys accepted besides the stored ones; with none set and no
                         key stored, the first start creates a key and prints it once
   DECKHAND_CDP_URL_HOSTS  as --cdp-url-hosts (the flag wins)
+  DECKHAND_CDP_BYTES_PER_SECOND  as --cdp-bytes-per-second (the flag wins)
   DECKHAND_DATABASE_SCHEMA  as --database-schema (the flag wins)
   DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
   DECKHAND_ISOLATION    as --isolation (the flag wins)

@@ -37,6 +37,7 @@ export interface ServeOptions extends StoreLocation {
   maxSessionsPerProject?: number;
   maxTabsPerSession?: number;
   cdpMaxMessageBytes?: number;
+  cdpBytesPerSecond?: number;
   cdpUrlHosts: EgressPolicy;
   modelBaseUrlHosts: EgressPolicy;
   shutdownGraceMs?: number;
@@ -72,6 +73,7 @@ const OPTIONS = {
   "max-sessions-per-project": { type: "string" },
   "max-tabs-per-session": { type: "string" },
   "cdp-max-message-bytes": { type: "string" },
+  "cdp-bytes-per-second": { type: "string" },
   "shutdown-grace": { type: "string" },
   "node-lease": { type: "string" },
   "screenshot-retention": { type: "string" },
@@ -98,6 +100,7 @@ const SERVE_ONLY = [
   "max-sessions-per-project",
   "max-tabs-per-session",
   "cdp-max-message-bytes",
+  "cdp-bytes-per-second",
   "shutdown-grace",
   "node-lease",
   "screenshot-retention",
@@ -238,6 +241,12 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (tabs !== undefined) serve.maxTabsPerSession = tabs;
     const cdpMessage = integer("cdp-max-message-bytes", values["cdp-max-message-bytes"], 1024);
     if (cdpMessage !== undefined) serve.cdpMaxMessageBytes = cdpMessage;
+    const cdpRate = integer(
+      "cdp-bytes-per-second",
+      values["cdp-bytes-per-second"] ?? env.DECKHAND_CDP_BYTES_PER_SECOND,
+      1024,
+    );
+    if (cdpRate !== undefined) serve.cdpBytesPerSecond = cdpRate;
     const logLevel = env.DECKHAND_LOG_LEVEL;
     if (logLevel) {
       if (!LOG_LEVELS.includes(logLevel as LogLevel)) {

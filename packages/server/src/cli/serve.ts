@@ -81,6 +81,9 @@ export async function serveCommand(
               ...(options.cdpMaxMessageBytes !== undefined
                 ? { cdpMaxMessageBytes: options.cdpMaxMessageBytes }
                 : {}),
+              ...(options.cdpBytesPerSecond !== undefined
+                ? { cdpBytesPerSecond: options.cdpBytesPerSecond }
+                : {}),
               ...(options.sessionDisconnectGraceMs !== undefined
                 ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
                 : {}),

@@ -18,13 +18,41 @@ export interface CdpChannelListener {
 
 export interface CdpChannelEvent {
   method: string;
-  params?: Record<string, unknown>;
+  /** Parsed from `text` when first read (an event can be megabytes: a relay passes `text` on instead). */
+  readonly params?: Record<string, unknown>;
   sessionId?: string;
+  /** The event as the browser wrote it. */
+  readonly text: string;
+}
+
+/** An event read by its routing fields only (see scan.ts): its params are parsed when asked for. */
+export class LazyChannelEvent implements CdpChannelEvent {
+  readonly method: string;
+  readonly sessionId: string | undefined;
+  readonly text: string;
+  private parsed: Record<string, unknown> | undefined;
+
+  constructor(method: string, sessionId: string | undefined, text: string) {
+    this.method = method;
+    this.sessionId = sessionId;
+    this.text = text;
+  }
+
+  get params(): Record<string, unknown> {
+    this.parsed ??= ((JSON.parse(this.text) as { params?: Record<string, unknown> }).params ?? {}) as Record<
+      string,
+      unknown
+    >;
+    return this.parsed;
+  }
 }
 
 /** @internal What a channel needs of its connection. */
 export interface ChannelHost {
   channelSend(channel: CdpChannel, method: string, params: unknown, sessionId: string | undefined): number;
+  channelSendRaw(channel: CdpChannel, build: (id: number) => string): number;
+  readonly backlog: number;
+  afterDrain(handler: () => void): void;
   channelClaim(channel: CdpChannel, sessionId: string): void;
   channelRelease(channel: CdpChannel, sessionId: string): void;
   channelClose(channel: CdpChannel): void;
@@ -54,6 +82,26 @@ export class CdpChannel {
   send(method: string, params: unknown, sessionId?: string): number {
     if (this.isClosed) return -1;
     return this.host.channelSend(this, method, params, sessionId);
+  }
+
+  /**
+   * Sends a message the caller writes itself, from the id it is given (the connection's own
+   * numbering): a relay passes a client's message on with only its id (and session) changed,
+   * without parsing it. Returns the id; -1 once closed.
+   */
+  sendRaw(build: (id: number) => string): number {
+    if (this.isClosed) return -1;
+    return this.host.channelSendRaw(this, build);
+  }
+
+  /** Bytes sent on the connection (by anyone) that the browser has not read yet. */
+  get backlog(): number {
+    return this.host.backlog;
+  }
+
+  /** Calls `handler` once the connection's backlog is low again (or it closed). */
+  afterDrain(handler: () => void): void {
+    this.host.afterDrain(handler);
   }
 
   /** Events of this target session come to this channel from now on. */

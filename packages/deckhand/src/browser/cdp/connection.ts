@@ -6,7 +6,14 @@
 import { EventEmitter } from "node:events";
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping.js";
 import { ServiceBrowserClosedError, ServiceError, ServiceTargetClosedError } from "../../errors.ts";
-import { CdpChannel, type CdpChannelEvent, type CdpChannelListener, type ChannelHost } from "./channel.ts";
+import {
+  CdpChannel,
+  type CdpChannelEvent,
+  type CdpChannelListener,
+  type ChannelHost,
+  LazyChannelEvent,
+} from "./channel.ts";
+import { type CdpMessageHead, scanCdpMessage } from "./scan.ts";
 import { type CdpTransport, WebSocketTransport } from "./transport.ts";
 
 export type CdpMethod = keyof ProtocolMapping.Commands;
@@ -136,6 +143,25 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
   }
 
   /** @internal */
+  channelSendRaw(channel: CdpChannel, build: (id: number) => string): number {
+    const id = ++this.lastId;
+    this.channelCalls.set(id, channel);
+    this.transport.send(build(id));
+    return id;
+  }
+
+  /** Bytes sent and not yet read by the browser (0 for a transport that does not say). */
+  get backlog(): number {
+    return this.transport.backlog ?? 0;
+  }
+
+  /** Calls `handler` once the backlog is low again, or the connection closed. */
+  afterDrain(handler: () => void): void {
+    if (this.transport.afterDrain && !this.closed) this.transport.afterDrain(handler);
+    else queueMicrotask(handler);
+  }
+
+  /** @internal */
   channelClaim(channel: CdpChannel, sessionId: string): void {
     this.channelSessions.set(sessionId, channel);
   }
@@ -173,6 +199,25 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
         return;
       }
     }
+    // Events of a channel's sessions go on unparsed too (their params are parsed if asked for).
+    if (!head && this.channelSessions.size > 0) {
+      let scanned: CdpMessageHead | undefined;
+      try {
+        scanned = scanCdpMessage(text);
+      } catch {
+        // JSON.parse below says what is wrong.
+      }
+      const channel =
+        scanned?.id === undefined &&
+        scanned?.sessionId !== undefined &&
+        scanned.method !== "Target.detachedFromTarget"
+          ? this.channelSessions.get(scanned.sessionId)
+          : undefined;
+      if (channel && scanned?.method !== undefined) {
+        channel.listener.event(new LazyChannelEvent(scanned.method, scanned.sessionId, text));
+        return;
+      }
+    }
     const message = JSON.parse(text) as Message;
     if (message.id !== undefined) {
       const channel = this.channelCalls.get(message.id);
@@ -201,13 +246,13 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
       if (owner) {
         this.channelSessions.delete(detached);
         owner.claimed.delete(detached);
-        owner.listener.event(message as CdpChannelEvent);
+        owner.listener.event({ ...(message as CdpChannelEvent), text });
         return;
       }
     }
     const channel = message.sessionId ? this.channelSessions.get(message.sessionId) : undefined;
     if (channel) {
-      channel.listener.event(message as CdpChannelEvent);
+      channel.listener.event({ ...(message as CdpChannelEvent), text });
       return;
     }
     const session = message.sessionId ? this.sessions.get(message.sessionId) : this.root;

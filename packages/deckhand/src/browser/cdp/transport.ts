@@ -17,17 +17,46 @@ export interface CdpTransport {
   /** Closes the carrier. For a pipe this also ends the browser: the pipe is its lifeline. */
   close(): void;
   readonly closed: boolean;
+  /**
+   * Bytes sent and not written out to the browser yet (it reads them at its own pace). Optional
+   * for a transport of one's own: without it, a relay's flow control sees no backlog.
+   */
+  readonly backlog?: number;
+  /**
+   * Calls `handler` once the backlog is down to DRAINED_BACKLOG bytes (at once, in a microtask, if it
+   * is already), or the carrier closed: a relay stops reading its client until then.
+   */
+  afterDrain?(handler: () => void): void;
 }
+
+/** The backlog at which afterDrain() handlers run. */
+export const DRAINED_BACKLOG = 1024 * 1024;
 
 /** Messages and the close wait for their handlers, so nothing is lost between launch and connect. */
 abstract class BufferedTransport implements CdpTransport {
   private messageHandler: ((text: string) => void) | undefined;
   private readonly early: string[] = [];
   private closeHandlers: (() => void)[] = [];
+  private drainHandlers: (() => void)[] = [];
   private isClosed = false;
 
   abstract send(text: string, done?: (error?: Error) => void): void;
   abstract close(): void;
+  abstract get backlog(): number;
+
+  afterDrain(handler: () => void): void {
+    this.drainHandlers.push(handler);
+    if (this.isClosed || this.backlog <= DRAINED_BACKLOG) queueMicrotask(() => this.drained());
+  }
+
+  /** Runs the afterDrain() handlers if the backlog is low enough (called as writes complete). */
+  protected drained(): void {
+    if (this.drainHandlers.length === 0) return;
+    if (!this.isClosed && this.backlog > DRAINED_BACKLOG) return;
+    const handlers = this.drainHandlers;
+    this.drainHandlers = [];
+    for (const handler of handlers) handler();
+  }
 
   get closed(): boolean {
     return this.isClosed;
@@ -54,6 +83,7 @@ abstract class BufferedTransport implements CdpTransport {
     const handlers = this.closeHandlers;
     this.closeHandlers = [];
     for (const handler of handlers) handler();
+    this.drained();
   }
 }
 
@@ -97,8 +127,15 @@ export class WebSocketTransport extends BufferedTransport {
     return new WebSocketTransport(url, ws);
   }
 
+  get backlog(): number {
+    return this.ws.bufferedAmount;
+  }
+
   send(text: string, done?: (error?: Error) => void): void {
-    this.ws.send(text, done);
+    this.ws.send(text, (error) => {
+      done?.(error ?? undefined);
+      this.drained();
+    });
   }
 
   close(): void {
@@ -174,7 +211,14 @@ export class PipeTransport extends BufferedTransport {
       done?.(new Error("the DevTools pipe is closed"));
       return;
     }
-    this.toBrowser.write(`${text}\0`, (error) => done?.(error ?? undefined));
+    this.toBrowser.write(`${text}\0`, (error) => {
+      done?.(error ?? undefined);
+      this.drained();
+    });
+  }
+
+  get backlog(): number {
+    return this.toBrowser.writableLength;
   }
 
   /** Keeps this process alive while the connection is open (as an open WebSocket would). */
