@@ -13,6 +13,7 @@ import {
 } from "./defaults.ts";
 import { createLogger } from "./logger.ts";
 import { installMcp } from "./mcp.ts";
+import { type LeaseStats, ServiceMetrics, type SessionState } from "./metrics.ts";
 import { createSessionHandlers } from "./operations/session-handlers.ts";
 import { ANYWHERE, type EgressPolicy } from "./policy/egress.ts";
 import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
@@ -64,6 +65,17 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
 export interface Service {
   app: FastifyInstance;
   sessions: SessionManager;
+  /** What the service counts; serve it with listenMetrics (metrics-route.ts) or metricsToken. */
+  metrics: ServiceMetrics;
+}
+
+/** The live sessions of this node by state, for the metrics. */
+function sessionStates(sessions: SessionManager): Record<SessionState, number> {
+  const states: Record<SessionState, number> = { busy: 0, idle: 0, ending: 0 };
+  for (const session of sessions.sessions()) {
+    states[session.ended ? "ending" : session.pending > 0 ? "busy" : "idle"]++;
+  }
+  return states;
 }
 
 export async function createService(options: ServiceOptions): Promise<Service> {
@@ -95,7 +107,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     options.screenshots?.enabled === false
       ? undefined
       : new StepScreenshots(options.store, logger, options.screenshots);
+  const metrics = options.metrics ?? new ServiceMetrics();
+  metrics.setSources({
+    sessionStates: () => sessionStates(sessions),
+    // The lease's renewals, once the session manager reports them (leaseStats()).
+    leaseStats: () => (sessions as { leaseStats?: () => LeaseStats | undefined }).leaseStats?.(),
+  });
   const handlers = createSessionHandlers({
+    metrics,
     screenshots,
     sessions,
     store: options.store,
@@ -106,7 +125,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // The lease first: sessions are started under it from the first request on.
   await sessions.holdLease();
   try {
-    app = await createApp({ ...options, logger, handlers, nodeId });
+    app = await createApp({ ...options, logger, handlers, nodeId, metrics });
   } catch (error) {
     await sessions.close();
     throw error;
@@ -122,14 +141,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       ...(options.browsers?.args ? { args: options.browsers.args } : {}),
     }),
   });
-  installCdpProxy(app, {
+  app.deckhand.readinessChecks.push(() => sessions.pool.unavailable());
+  const cdpDeps = {
     store: options.store,
     verifier: app.deckhand.verifier,
     revocations: app.deckhand.revocations,
     links: app.deckhand.links,
     sessions,
     ...(options.cdpMaxMessageBytes !== undefined ? { maxMessageBytes: options.cdpMaxMessageBytes } : {}),
-  });
+    // The proxy's bytes in and out, once it reports them (CdpProxyDeps.onTraffic).
+    onTraffic: (direction: "in" | "out", bytes: number) => metrics.cdpBytes(direction, bytes),
+  };
+  installCdpProxy(app, cdpDeps);
   installMcp(app, { verifier: app.deckhand.verifier, idleTimeoutMs: idleTimeoutMs });
   app.addHook("onClose", async () => {
     screenshots?.stop();
@@ -141,5 +164,5 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     all: !sharedStore,
     intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
   });
-  return { app: service, sessions };
+  return { app: service, sessions, metrics };
 }

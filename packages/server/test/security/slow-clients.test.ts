@@ -1,0 +1,238 @@
+// Slow and numerous clients (issue 18): sockets that send their request headers a byte at a time,
+// and event-stream POSTs that announce a 100 KB body and trickle it, are answered 408 and closed by
+// the header and request timeouts while a bystander keeps being answered; each is logged once, at
+// debug level. One address gets at most --max-connections-per-address connections; the next is
+// answered 429 and closed, and a client of another address, or one under the limit, is served.
+
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { ServiceMetrics } from "../../src/metrics.ts";
+import { startService, type TestService } from "../helpers.ts";
+import { rawRequest } from "./raw-http.ts";
+
+let svc: TestService | undefined;
+const sockets: net.Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await svc?.close();
+  svc = undefined;
+});
+
+interface SlowClient {
+  socket: net.Socket;
+  /** The client's own port: how the service's log names it. */
+  port: number;
+  received: string;
+  closed: Promise<void>;
+}
+
+/** A client that sends `first`, then one byte of `drip` every `everyMs` for as long as it is open. */
+function slowClient(url: string, first: string, drip: string, everyMs: number): Promise<SlowClient> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    sockets.push(socket);
+    const client: SlowClient = {
+      socket,
+      port: 0,
+      received: "",
+      closed: new Promise((done) => socket.once("close", () => done())),
+    };
+    let timer: NodeJS.Timeout | undefined;
+    socket.on("data", (chunk) => {
+      client.received += chunk.toString("utf8");
+    });
+    socket.on("error", () => undefined);
+    socket.once("close", () => clearInterval(timer));
+    socket.once("connect", () => {
+      client.port = socket.localPort!;
+      socket.write(first);
+      timer = setInterval(() => {
+        if (!socket.destroyed) socket.write(drip);
+      }, everyMs);
+      resolve(client);
+    });
+    socket.once("error", reject);
+  });
+}
+
+/** Log lines that name this client (by its port). */
+function linesOf(service: TestService, client: SlowClient) {
+  return service.logs().filter((line) => line.remotePort === client.port);
+}
+
+describe("slow clients", () => {
+  it("slow headers and trickling bodies are closed by the timeouts; a bystander is answered meanwhile", async () => {
+    const metrics = new ServiceMetrics();
+    // The per-address limit has its own test: here all 300 come from 127.0.0.1.
+    svc = await startService({
+      headersTimeoutMs: 1_000,
+      requestTimeoutMs: 2_000,
+      maxConnectionsPerAddress: 0,
+      metrics,
+    });
+    const session = await svc.session();
+    const opened = Date.now();
+    const headerClients = await Promise.all(
+      Array.from({ length: 150 }, () => slowClient(svc!.url, "GET /v1/sessions/", "x", 250)),
+    );
+    const bodyClients = await Promise.all(
+      Array.from({ length: 150 }, () =>
+        slowClient(
+          svc!.url,
+          `POST /v1/sessions/${session.id}/act HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+            `x-platform-api-key: ${svc!.key.key}\r\nx-stream-response: true\r\ncontent-length: 100000\r\n\r\n{"input":"`,
+          "a",
+          250,
+        ),
+      ),
+    );
+    const everyone = [...headerClients, ...bodyClients];
+
+    // A bystander's requests are answered while the slow clients hold their sockets.
+    let allClosed = false;
+    const closing = Promise.all(everyone.map((client) => client.closed)).then(() => {
+      allClosed = true;
+    });
+    let answered = 0;
+    while (!allClosed) {
+      const response = await svc.call("/healthz");
+      expect(response.status).toBe(200);
+      await response.text();
+      answered++;
+    }
+    await closing;
+    expect(answered).toBeGreaterThan(0);
+    // The timeouts are 1 s and 2 s: all were cut long before Node's own 30 s check would have
+    // (the fault this guards against kept them 22 s and more).
+    expect(Date.now() - opened).toBeLessThan(20_000);
+
+    for (const client of everyone) {
+      expect(client.received).toMatch(/^HTTP\/1\.1 408 /);
+      expect(client.received).toContain('"code":"REQUEST_TIMEOUT"');
+      // One line per client, at debug level.
+      const lines = linesOf(svc, client);
+      expect(lines, `log lines of client ${client.port}`).toHaveLength(1);
+      expect(lines[0]!.level).toBe(20);
+    }
+    expect(linesOf(svc, headerClients[0]!)[0]!.msg).toContain("headers");
+    expect(linesOf(svc, bodyClients[0]!)[0]!.msg).toContain("body");
+    // Nothing at warn level or above about any of it.
+    expect(svc.logs().filter((line) => Number(line.level) >= 40)).toEqual([]);
+
+    const text = await metrics.text();
+    expect(text).toContain('deckhand_slow_clients_closed_total{phase="headers"} 150');
+    expect(text).toContain('deckhand_slow_clients_closed_total{phase="body"} 150');
+  });
+
+  it("a streamed response outlives the request and idle timeouts: only the request is bound by them", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    svc = await startService({
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 300,
+      connectionIdleTimeoutMs: 300,
+      handlers: {
+        sessionAct: async (context) => {
+          context.log("working");
+          await gate;
+          return {
+            result: { success: true, message: "done", actionDescription: "click", actions: [] },
+            actionId: "a1",
+          } as never;
+        },
+      },
+    });
+    const session = await svc.session();
+    const response = await svc.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      json: { input: "click" },
+      headers: { "x-stream-response": "true" },
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    let text = "";
+    while (!text.includes("working")) text += new TextDecoder().decode((await reader.read()).value);
+    // Ten times every timeout passes while the answer streams; the stream is not cut.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    release();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+      text += new TextDecoder().decode(chunk.value);
+    expect(text).toContain('"status":"finished"');
+    expect(text).toContain('"message":"done"');
+    expect(svc.logs().filter((line) => line.code === "ERR_HTTP_REQUEST_TIMEOUT")).toEqual([]);
+  });
+});
+
+describe("connections per address", () => {
+  it("refuses the connection past the limit with 429; another address and a freed place are served", async () => {
+    const metrics = new ServiceMetrics();
+    svc = await startService({
+      maxConnectionsPerAddress: 20,
+      headersTimeoutMs: 60_000,
+      requestTimeoutMs: 60_000,
+      metrics,
+    });
+    const { port } = new URL(svc.url);
+    // 20 idle connections from 127.0.0.1, each proven admitted by an answer on it (kept alive).
+    const held: net.Socket[] = [];
+    for (let i = 0; i < 20; i++) {
+      const socket = net.connect(Number(port), "127.0.0.1");
+      sockets.push(socket);
+      held.push(socket);
+      await new Promise<void>((resolve, reject) => {
+        socket.once("error", reject);
+        socket.once("data", (chunk) => {
+          expect(chunk.toString()).toMatch(/^HTTP\/1\.1 200 /);
+          resolve();
+        });
+        socket.write("GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+      });
+    }
+
+    const refused = await rawRequest(svc.url, "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body)).toMatchObject({ success: false, code: "TOO_MANY_CONNECTIONS" });
+    expect(JSON.parse(refused.body).error).toContain("--max-connections-per-address");
+    // fetch's own connections count too: refused as well.
+    await expect(fetch(`${svc.url}/healthz`)).resolves.toHaveProperty("status", 429);
+
+    // Another address (127.0.0.2 is loopback too) has its own count.
+    const other = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect({ port: Number(port), host: "127.0.0.1", localAddress: "127.0.0.2" });
+      sockets.push(socket);
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk.toString();
+        if (text.includes("\r\n\r\n")) resolve(text);
+      });
+      socket.once("error", reject);
+      socket.write("GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n");
+    });
+    expect(other).toMatch(/^HTTP\/1\.1 200 /);
+
+    // One place freed: the next connection from 127.0.0.1 is served.
+    const gone = new Promise((resolve) => held[0]!.once("close", resolve));
+    held[0]!.end();
+    await gone;
+    let status = 0;
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (
+        await rawRequest(svc.url, "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+      ).status;
+    }
+    expect(status).toBe(200);
+
+    expect(await metrics.text()).toMatch(
+      /deckhand_connections_refused_total\{reason="per_address_limit"\} [1-9]/,
+    );
+    expect(svc.logs().filter((line) => Number(line.level) >= 40)).toEqual([]);
+    const refusals = svc
+      .logs()
+      .filter((line) => line.msg === "connection refused: too many from this address");
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const line of refusals) expect(line.level).toBe(20);
+  });
+});
