@@ -6,8 +6,10 @@
 
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { ServiceMetrics } from "../../src/metrics.ts";
 import { startService, type TestService } from "../helpers.ts";
+import { eventually, startLiveService } from "../live-helpers.ts";
 import { rawRequest } from "./raw-http.ts";
 
 let svc: TestService | undefined;
@@ -234,5 +236,74 @@ describe("connections per address", () => {
       .filter((line) => line.msg === "connection refused: too many from this address");
     expect(refusals.length).toBeGreaterThan(0);
     for (const line of refusals) expect(line.level).toBe(20);
+  });
+});
+
+describe("WebSocket upgrades", () => {
+  it("count against the per-address limit while open, and are not cut by the HTTP timeouts", async () => {
+    const live = await startLiveService({
+      maxConnectionsPerAddress: 2,
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 300,
+      connectionIdleTimeoutMs: 300,
+    });
+    const open: WebSocket[] = [];
+    try {
+      const id = await live.start();
+      const url = `${live.url.replace("http:", "ws:")}/v1/sessions/${id}/cdp`;
+      // From 127.0.0.2, so that the test's own HTTP calls (from 127.0.0.1) do not count here.
+      const connect = () =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(url, {
+            headers: { "x-platform-api-key": live.key.key },
+            localAddress: "127.0.0.2",
+          });
+          ws.once("open", () => {
+            open.push(ws);
+            resolve(ws);
+          });
+          ws.once("unexpected-response", (_request, response) =>
+            reject(new Error(`status ${response.statusCode}`)),
+          );
+          ws.once("error", reject);
+        });
+      const call = (ws: WebSocket, id: number) =>
+        new Promise<Record<string, unknown>>((resolve) => {
+          const onMessage = (data: WebSocket.RawData) => {
+            const message = JSON.parse(String(data));
+            if (message.id !== id) return;
+            ws.off("message", onMessage);
+            resolve(message);
+          };
+          ws.on("message", onMessage);
+          ws.send(JSON.stringify({ id, method: "Browser.getVersion" }));
+        });
+      const first = await connect();
+      await connect();
+      await expect(connect()).rejects.toThrow("status 429");
+
+      // Ten times every HTTP timeout passes: the upgraded sockets are not HTTP requests any more.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(open.map((ws) => ws.readyState)).toEqual([WebSocket.OPEN, WebSocket.OPEN]);
+      expect((await call(first, 1)).result).toMatchObject({ product: expect.stringContaining("Chrome") });
+
+      // One closed: its place is free again.
+      const closed = new Promise((resolve) => first.once("close", resolve));
+      first.close();
+      await closed;
+      let again: WebSocket | undefined;
+      await eventually(
+        async () => {
+          again = await connect().catch(() => undefined);
+          return again !== undefined;
+        },
+        10_000,
+        "a place freed by a closed WebSocket",
+      );
+      expect((await call(again!, 2)).result).toMatchObject({ product: expect.stringContaining("Chrome") });
+    } finally {
+      for (const ws of open) ws.terminate();
+      await live.close();
+    }
   });
 });
