@@ -223,21 +223,7 @@ describe("/readyz", () => {
     }
   });
 
-  it("503 naming the database when the store is closed", async () => {
-    const svc = await startService();
-    try {
-      expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
-      await svc.store.close();
-      const response = await fetch(`${svc.url}/readyz`);
-      expect(response.status).toBe(503);
-      expect(await response.json()).toEqual({
-        status: "unavailable",
-        reason: "the database does not answer",
-      });
-    } finally {
-      await svc.close();
-    }
-  });
+  // A closed database: compat.test.ts ("readiness").
 
   it("503 naming the browsers when the pool has no Chromium to start", async () => {
     const svc = await startLiveService({ browsers: { executablePath: "/nonexistent/chromium" } });
