@@ -506,7 +506,8 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
     checkTarget("bystanders' p99 under a CDP flood / quiet p99", floodP99 / quietP99, "x", "<=", 2),
   );
   out.notes.push(
-    `bystanders' p99 (navigate, observe, act, extract): quiet ${fmtMs(quietP99)} ms, under the flood ${fmtMs(floodP99)} ms${short}`,
+    `bystanders' p99 (navigate, observe, act, extract): quiet ${fmtMs(quietP99)} ms, under the flood ${fmtMs(floodP99)} ms ` +
+      `(${(floodP99 / quietP99).toFixed(2)}x)${short}`,
   );
   out.figures = {
     minutes,
