@@ -128,6 +128,36 @@ describe("slow clients", () => {
     expect(text).toContain('deckhand_slow_clients_closed_total{phase="body"} 150');
   }, 90_000);
 
+  it("a connection that sends nothing, and a kept-alive one left idle, are closed", async () => {
+    svc = await startService({ headersTimeoutMs: 500, requestTimeoutMs: 500, connectionIdleTimeoutMs: 500 });
+    const { port } = new URL(svc.url);
+    const silent = net.connect(Number(port), "127.0.0.1");
+    sockets.push(silent);
+    silent.on("error", () => undefined);
+    let silentAnswer = "";
+    silent.on("data", (chunk) => {
+      silentAnswer += chunk.toString();
+    });
+    const idle = net.connect(Number(port), "127.0.0.1");
+    sockets.push(idle);
+    idle.on("error", () => undefined);
+    let idleAnswer = "";
+    idle.on("data", (chunk) => {
+      idleAnswer += chunk.toString();
+    });
+    idle.write("GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+    // Both stay open for as long as the service lets them: the test waits for the service to close them.
+    await Promise.all([
+      new Promise((resolve) => silent.once("close", resolve)),
+      new Promise((resolve) => idle.once("close", resolve)),
+    ]);
+    expect(silentAnswer).toMatch(/^HTTP\/1\.1 408 /);
+    // The kept-alive one got its answer whole, then was closed without another.
+    expect(idleAnswer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(idleAnswer.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    expect(svc.logs().filter((line) => Number(line.level) >= 40)).toEqual([]);
+  });
+
   it("a streamed response outlives the request and idle timeouts: only the request is bound by them", async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {
