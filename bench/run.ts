@@ -4,6 +4,7 @@
 //   npm run bench                        every suite
 //   npm run bench -- --only=init,snapshot
 //   npm run bench -- --quick             fewer repetitions (a smoke run, noisier figures)
+//   npm run bench -- --only=soak --soak-minutes=2   a shorter soak (default 15 minutes a run)
 //
 // Figures are medians over repeated runs (p95 / min / max beside them where the spread matters),
 // each printed next to its target from the issues. On a shared or busy machine they are noisy:
@@ -22,6 +23,7 @@ import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
 import { snapshotSuite } from "./snapshot.ts";
+import { soakSuite } from "./soak.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
 import { renderTable, renderTargets, type SuiteOutput, type TargetCheck } from "./support/report.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
@@ -44,18 +46,27 @@ const SUITES: Suite[] = [
   viewerSuite,
   explicitSuite,
   agentSuite,
+  soakSuite,
 ];
 
 interface Args {
   only: string[] | undefined;
   quick: boolean;
+  soakMinutes: number | undefined;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { only: undefined, quick: false };
+  const args: Args = { only: undefined, quick: false, soakMinutes: undefined };
   for (const arg of argv) {
     if (arg === "--quick") args.quick = true;
-    else if (arg.startsWith("--only=")) {
+    else if (arg.startsWith("--soak-minutes=")) {
+      const minutes = Number(arg.slice("--soak-minutes=".length));
+      if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 24 * 60) {
+        console.error(`--soak-minutes must be a number of minutes above 0; got ${JSON.stringify(arg)}.`);
+        process.exit(2);
+      }
+      args.soakMinutes = minutes;
+    } else if (arg.startsWith("--only=")) {
       args.only = arg
         .slice("--only=".length)
         .split(",")
@@ -63,7 +74,7 @@ function parseArgs(argv: string[]): Args {
         .filter(Boolean);
     } else if (arg === "--help" || arg === "-h") {
       console.log(
-        `Usage: npm run bench -- [--only=${SUITES.map((s) => s.name).join(",")}] [--quick]\n\n` +
+        `Usage: npm run bench -- [--only=${SUITES.map((s) => s.name).join(",")}] [--quick] [--soak-minutes=N]\n\n` +
           SUITES.map((s) => `  ${s.name.padEnd(10)} ${s.title}`).join("\n"),
       );
       process.exit(0);
@@ -76,7 +87,7 @@ function parseArgs(argv: string[]): Args {
 }
 
 function selectSuites(only: string[] | undefined): Suite[] {
-  if (!only) return SUITES;
+  if (!only) return SUITES.filter((s) => !s.onlyWhenNamed);
   const unknown = only.filter((name) => !SUITES.some((s) => s.name === name));
   if (unknown.length) {
     console.error(
@@ -116,6 +127,7 @@ async function main(): Promise<void> {
 
   const ctx: SuiteContext = {
     quick: args.quick,
+    soakMinutes: args.soakMinutes,
     reps: (full, quick) => (args.quick ? (quick ?? Math.max(2, Math.ceil(full / 3))) : full),
     progress: (message) => process.stderr.write(`  · ${message}\n`),
   };

@@ -20,6 +20,12 @@ export interface ServiceProcess {
   url: string;
   /** An operator key (DECKHAND_API_KEYS) to call it with. */
   apiKey: string;
+  /** Every operator key, one project each (`keys` of startServiceProcess; the first is apiKey). */
+  apiKeys: string[];
+  /** The service's process id. */
+  pid: number;
+  /** What it printed on stdout so far (its address, its metrics address). */
+  stdout(): string;
   /** Remembers the profile of every Chromium the service runs now, for the final leak check. */
   trackProfiles(): void;
   /** Stops it (SIGTERM: it ends its sessions and closes its browsers) and removes its data. */
@@ -37,10 +43,21 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   });
 }
 
-export async function startServiceProcess(): Promise<ServiceProcess> {
+export interface ServiceProcessOptions {
+  /** More deckhand-server flags. */
+  args?: string[];
+  /** Operator keys to make, each its own project (default 1). */
+  keys?: number;
+}
+
+export async function startServiceProcess(options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), `${BENCH_TMP_PREFIX}service-`));
   rememberDir(dataDir);
-  const apiKey = `dh_bench_${randomBytes(16).toString("hex")}`;
+  const apiKeys = Array.from(
+    { length: Math.max(1, options.keys ?? 1) },
+    () => `dh_bench_${randomBytes(16).toString("hex")}`,
+  );
+  const apiKey = apiKeys[0]!;
   const marker = `--deckhand-bench-service=${randomBytes(6).toString("hex")}`;
   const child = spawn(
     process.execPath,
@@ -52,9 +69,10 @@ export async function startServiceProcess(): Promise<ServiceProcess> {
       "--port=0",
       `--data-dir=${dataDir}`,
       ...[...QUIET_ARGS, marker].map((arg) => `--browser-arg=${arg}`),
+      ...(options.args ?? []),
     ],
     {
-      env: { ...process.env, DECKHAND_API_KEYS: apiKey, DECKHAND_LOG_LEVEL: "error" },
+      env: { ...process.env, DECKHAND_API_KEYS: apiKeys.join(","), DECKHAND_LOG_LEVEL: "error" },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -95,6 +113,9 @@ export async function startServiceProcess(): Promise<ServiceProcess> {
     return {
       url,
       apiKey,
+      apiKeys,
+      pid: child.pid!,
+      stdout: () => output,
       trackProfiles: () => {
         for (const chrome of liveChromeProcesses(marker)) {
           const dir = chrome.args.find((a) => a.startsWith("--user-data-dir="));

@@ -6,20 +6,30 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type pino from "pino";
 import { installAuth, KeyVerifier } from "./auth.ts";
+import { type ConnectionLimits, limitConnectionsPerAddress, serverTimeouts } from "./connections.ts";
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_CONNECTION_IDLE_TIMEOUT_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
   DEFAULT_MAX_SESSIONS,
+  DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SHUTDOWN_GRACE_MS,
   defaultMaxSessionsPerProject,
 } from "./defaults.ts";
 import { handleClientError, handleFrameworkError, installErrorHandling } from "./error-handler.ts";
+import { EventLoopLag } from "./event-loop.ts";
 import { installHeaderAliases } from "./header-aliases.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { RevocationWatch } from "./key-revocation.ts";
 import { createLogger } from "./logger.ts";
+import { ServiceMetrics } from "./metrics.ts";
+import { registerMetricsRoute } from "./metrics-route.ts";
 import { registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
 import type { SessionHandlers } from "./routes/handlers.ts";
+import type { ReadinessCheck } from "./routes/health.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { installSecrets } from "./secrets.ts";
 import { InflightOperations, installShutdown } from "./shutdown.ts";
@@ -55,6 +65,29 @@ export interface AppOptions {
   nodeId?: string;
   /** How long signed session links (sessionUrl, debugUrl, cdpUrl) work; see viewer/session-links.ts. */
   linkLifetimes?: Partial<LinkLifetimes>;
+  /** Milliseconds for a request's headers to arrive (408 and closed after). Default 10 s. */
+  headersTimeoutMs?: number;
+  /**
+   * Milliseconds for a whole request, headers and body, to arrive (408 and closed after); at least
+   * headersTimeoutMs. Responses (streams too) are not bound by it. Default 30 s.
+   */
+  requestTimeoutMs?: number;
+  /** Milliseconds a kept-alive connection may wait for its next request. Default 72 s. */
+  connectionIdleTimeoutMs?: number;
+  /**
+   * Most connections open at once from one address (one IPv6 /64), WebSockets included; one more is
+   * answered 429 TOO_MANY_CONNECTIONS and closed. 0: no limit. Default 256.
+   */
+  maxConnectionsPerAddress?: number;
+  /** The metrics the service counts into; default: new ones (see metrics.ts). */
+  metrics?: ServiceMetrics;
+  /**
+   * GET /metrics on the service's port answers requests with `Authorization: Bearer <token>`.
+   * Default: none, and /metrics is 404 here (metrics-route.ts has a listener of its own).
+   */
+  metricsToken?: string;
+  /** Event-loop lag (recent maximum, ms) above which /readyz answers 503. Default 1000. */
+  readyMaxEventLoopLagMs?: number;
 }
 
 export interface ServiceConfig {
@@ -76,6 +109,12 @@ declare module "fastify" {
       inflight: InflightOperations;
       /** Signs and checks the session links (sessionUrl, debugUrl, cdpUrl). */
       links: SessionLinks;
+      /** What the service counts (GET /metrics). */
+      metrics: ServiceMetrics;
+      /** The event-loop lag monitor (its recent maximum feeds /readyz and the metrics). */
+      eventLoop: EventLoopLag;
+      /** What /readyz checks besides the store; the service adds its own (the browser pool). */
+      readinessChecks: ReadinessCheck[];
     };
   }
 }
@@ -89,11 +128,31 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       defaultMaxSessionsPerProject(options.maxSessions ?? DEFAULT_MAX_SESSIONS),
     sessionIdleTimeoutMs: options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   };
+  const limits: ConnectionLimits = {
+    headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    idleTimeoutMs: options.connectionIdleTimeoutMs ?? DEFAULT_CONNECTION_IDLE_TIMEOUT_MS,
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+  };
+  if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
+    throw new RangeError(
+      `requestTimeoutMs (${limits.requestTimeoutMs}) must be at least headersTimeoutMs (${limits.headersTimeoutMs}): ` +
+        "the whole request cannot arrive before its headers.",
+    );
+  }
+  if (options.metricsToken !== undefined && options.metricsToken.length < 16) {
+    throw new RangeError(
+      "metricsToken must be at least 16 characters (a random secret, e.g. `openssl rand -hex 32`).",
+    );
+  }
+  const metrics = options.metrics ?? new ServiceMetrics();
   // Typed as a plain FastifyInstance: the pino logger's own type would otherwise spread into every
   // route and plugin signature.
   const app = Fastify({
     loggerInstance: options.logger ?? createLogger(),
     bodyLimit: config.bodyLimit,
+    // Header, body and idle timeouts (connections.ts).
+    ...serverTimeouts(limits),
     // Errors Fastify and Node answer before any route runs (a path that is not valid percent-encoding,
     // a path parameter over its length, a request that is not valid HTTP) and the answer while
     // closing get the service's error shape too.
@@ -108,9 +167,32 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const revocations = new RevocationWatch(options.store, { log: app.log });
   const inflight = new InflightOperations();
   const links = await SessionLinks.create(options.store, verifier, options.linkLifetimes);
-  app.decorate("deckhand", { store: options.store, config, verifier, revocations, inflight, links });
+  limitConnectionsPerAddress(app.server, limits.maxConnectionsPerAddress, app.log, metrics);
+  const eventLoop = new EventLoopLag().start();
+  metrics.setSources({ eventLoop });
+  const maxLagMs = options.readyMaxEventLoopLagMs ?? DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS;
+  const readinessChecks: ReadinessCheck[] = [
+    () => {
+      const lag = eventLoop.recentMaxMs();
+      return lag > maxLagMs
+        ? `the event loop stalled for ${Math.round(lag)} ms in the last 10 s (threshold ${maxLagMs} ms)`
+        : undefined;
+    },
+  ];
+  app.decorate("deckhand", {
+    store: options.store,
+    config,
+    verifier,
+    revocations,
+    inflight,
+    links,
+    metrics,
+    eventLoop,
+    readinessChecks,
+  });
   app.addHook("onClose", (_instance, done) => {
     revocations.stop();
+    eventLoop.stop();
     done();
   });
   installJsonBodyParser(app);
@@ -121,6 +203,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   installShutdown(app, inflight, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   installAuth(app, verifier);
   await registerOpenApi(app);
+  if (options.metricsToken !== undefined) registerMetricsRoute(app, metrics, options.metricsToken);
 
   await app.register(async (scope) => {
     registerOpenApiRoute(scope);

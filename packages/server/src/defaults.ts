@@ -52,3 +52,27 @@ export const DEFAULT_OPERATION_TIMEOUT_MS = 180_000;
  * within this plus one renewal period.
  */
 export const DEFAULT_NODE_LEASE_MS = 15_000;
+/**
+ * Milliseconds for a request's headers to arrive, from the connection's start (or the previous
+ * response on a kept-alive connection). A client slower than that is answered 408 and closed.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * Milliseconds for a whole request, headers and body, to arrive (the body is at most --body-limit,
+ * 1 MiB by default: 30 s asks for some 35 KB/s). Responses, streams included, are not bound by it.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Milliseconds a kept-alive connection may wait for its next request. Longer than the 60 s idle
+ * timeout of the usual load balancers (nginx upstream keepalive, cloud load balancers), so that the
+ * service never closes a connection the balancer is about to reuse.
+ */
+export const DEFAULT_CONNECTION_IDLE_TIMEOUT_MS = 72_000;
+/**
+ * Most connections open at once from one address (one IPv6 /64), WebSockets included. A REMOTE
+ * client holds one CDP socket per session and a few HTTP connections; behind a load balancer or a
+ * NAT every client has its address, so raise it there (or 0: no limit, and let the balancer limit).
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+/** Milliseconds of event-loop lag above which /readyz answers 503 (the service is stalled). */
+export const DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS = 1_000;

@@ -9,6 +9,7 @@ import { ServiceError } from "deckhand";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
 import pino from "pino";
+import { clientWasLogged, markClientLogged } from "./connections.ts";
 import { ApiError } from "./errors.ts";
 import { redactSecrets, redactUrlKey } from "./redact.ts";
 import type { ErrorBody, ErrorDetails } from "./schemas/common.ts";
@@ -183,6 +184,18 @@ function describeError(error: unknown, requestId: string, bodyLimit: number): Pu
   );
 }
 
+/**
+ * The request's body stopped arriving because its connection closed (the client hung up, or it was
+ * cut for being too slow): Node's "aborted" error, a body stream destroyed under the parser.
+ */
+function clientWentAway(request: FastifyRequest, error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  if (request.raw.complete) return false;
+  return (
+    code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || request.raw.socket?.destroyed === true
+  );
+}
+
 export function sendError(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -190,6 +203,18 @@ export function sendError(
   bodyLimit: number,
 ): FastifyReply {
   const secrets = secretsOf(request);
+  if (clientWentAway(request, error)) {
+    // Nobody is left to answer; a client cut for its slowness was logged once already.
+    const socket = request.raw.socket as Socket | undefined;
+    if (!clientWasLogged(socket)) {
+      if (socket) markClientLogged(socket);
+      request.log.debug(
+        { remotePort: socket?.remotePort, code: (error as { code?: string } | null)?.code },
+        "the client closed the connection before its request arrived whole",
+      );
+    }
+    return reply;
+  }
   const answer = toPublicError(error, request.id, bodyLimit, secrets);
   if (answer.internal) {
     request.log.error(
@@ -248,7 +273,24 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
         "and Content-Length.",
     code: known?.code ?? "BAD_HTTP_REQUEST",
   } satisfies ErrorBody);
-  this.log.debug({ code: error.code }, "unreadable HTTP request refused");
+  const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+  // A request whose headers had arrived was waiting for its body.
+  const receiving = (socket as Socket & { parser?: { incoming?: { complete?: boolean } | null } }).parser
+    ?.incoming;
+  const phase = receiving && !receiving.complete ? "body" : "headers";
+  if (timedOut) this.deckhand?.metrics.slowClientClosed(phase);
+  markClientLogged(socket);
+  this.log.debug(
+    {
+      code: error.code,
+      remoteAddress: socket.remoteAddress,
+      remotePort: socket.remotePort,
+      ...(timedOut ? { phase } : {}),
+    },
+    timedOut
+      ? `slow client closed: its request ${phase} did not arrive in time`
+      : "unreadable HTTP request refused",
+  );
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -5,6 +5,15 @@ export { type AuthContext, authOf, KeyVerifier } from "./auth.ts";
 export * from "./defaults.ts";
 export { ApiError, atCapacity, notImplemented, sessionEnded, sessionNotFound } from "./errors.ts";
 export { createLogger, type LoggerOptions, type LogLevel } from "./logger.ts";
+export {
+  type LeaseStats,
+  type MetricsSources,
+  type OperationKind,
+  type OperationOutcome,
+  ServiceMetrics,
+  type SessionState,
+} from "./metrics.ts";
+export { listenMetrics, type MetricsListener } from "./metrics-route.ts";
 export { API_VERSION } from "./openapi.ts";
 export { REDACTED, redactSecrets } from "./redact.ts";
 export type {

@@ -13,6 +13,7 @@ import {
 } from "./defaults.ts";
 import { createLogger } from "./logger.ts";
 import { installMcp } from "./mcp.ts";
+import { ServiceMetrics, type SessionState } from "./metrics.ts";
 import { createSessionHandlers } from "./operations/session-handlers.ts";
 import { ANYWHERE, type EgressPolicy } from "./policy/egress.ts";
 import { BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
@@ -69,6 +70,17 @@ export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
 export interface Service {
   app: FastifyInstance;
   sessions: SessionManager;
+  /** What the service counts; serve it with listenMetrics (metrics-route.ts) or metricsToken. */
+  metrics: ServiceMetrics;
+}
+
+/** The live sessions of this node by state, for the metrics. */
+function sessionStates(sessions: SessionManager): Record<SessionState, number> {
+  const states: Record<SessionState, number> = { busy: 0, idle: 0, ending: 0 };
+  for (const session of sessions.sessions()) {
+    states[session.ended ? "ending" : session.pending > 0 ? "busy" : "idle"]++;
+  }
+  return states;
 }
 
 export async function createService(options: ServiceOptions): Promise<Service> {
@@ -100,7 +112,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     options.screenshots?.enabled === false
       ? undefined
       : new StepScreenshots(options.store, logger, options.screenshots);
+  const metrics = options.metrics ?? new ServiceMetrics();
+  metrics.setSources({
+    sessionStates: () => sessionStates(sessions),
+    // The lease's renewals (SessionManager.leaseStats).
+    leaseStats: () => sessions.leaseStats(),
+  });
   const handlers = createSessionHandlers({
+    metrics,
     screenshots,
     sessions,
     store: options.store,
@@ -111,7 +130,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // The lease first: sessions are started under it from the first request on.
   await sessions.holdLease();
   try {
-    app = await createApp({ ...options, logger, handlers, nodeId });
+    app = await createApp({ ...options, logger, handlers, nodeId, metrics });
   } catch (error) {
     await sessions.close();
     throw error;
@@ -127,7 +146,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       ...(options.browsers?.args ? { args: options.browsers.args } : {}),
     }),
   });
-  installCdpProxy(app, {
+  app.deckhand.readinessChecks.push(() => sessions.pool.unavailable());
+  const cdpDeps = {
     store: options.store,
     verifier: app.deckhand.verifier,
     revocations: app.deckhand.revocations,
@@ -135,7 +155,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     sessions,
     ...(options.cdpMaxMessageBytes !== undefined ? { maxMessageBytes: options.cdpMaxMessageBytes } : {}),
     ...(options.cdpBytesPerSecond !== undefined ? { bytesPerSecond: options.cdpBytesPerSecond } : {}),
-  });
+    // The proxy's bytes in and out (CdpProxyDeps.onTraffic).
+    onTraffic: (direction: "in" | "out", bytes: number) => metrics.cdpBytes(direction, bytes),
+    onThrottled: () => metrics.cdpThrottled(),
+  };
+  installCdpProxy(app, cdpDeps);
   installMcp(app, { verifier: app.deckhand.verifier, idleTimeoutMs: idleTimeoutMs });
   app.addHook("onClose", async () => {
     screenshots?.stop();
@@ -147,5 +171,5 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     all: !sharedStore,
     intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
   });
-  return { app: service, sessions };
+  return { app: service, sessions, metrics };
 }

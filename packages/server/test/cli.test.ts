@@ -114,6 +114,14 @@ describe("deckhand-server", () => {
       "--max-tabs-per-session",
       "--cdp-max-message-bytes",
       "--cdp-bytes-per-second",
+      "--headers-timeout",
+      "--request-timeout",
+      "--connection-idle-timeout",
+      "--max-connections-per-address",
+      "--metrics-port",
+      "--metrics-host",
+      "--ready-max-event-loop-lag",
+      "DECKHAND_METRICS_TOKEN",
       "keys create",
       "keys list",
       "keys revoke <id>",
@@ -159,6 +167,43 @@ describe("deckhand-server", () => {
     expect(() => parseCommand(["--screenshot-retention", "a week"], {})).toThrow(
       /--screenshot-retention must be/,
     );
+  });
+
+  it("reads the connection limits, metrics and readiness settings, and refuses what cannot work", () => {
+    const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+      parseCommand(argv, env) as Record<string, unknown>;
+    expect(
+      serve([
+        "--headers-timeout=5",
+        "--request-timeout=20",
+        "--connection-idle-timeout=65",
+        "--max-connections-per-address=0",
+        "--metrics-port=9464",
+        "--metrics-host=10.0.0.5",
+        "--ready-max-event-loop-lag=0.5",
+      ]),
+    ).toMatchObject({
+      headersTimeoutMs: 5_000,
+      requestTimeoutMs: 20_000,
+      connectionIdleTimeoutMs: 65_000,
+      maxConnectionsPerAddress: 0,
+      metricsPort: 9464,
+      metricsHost: "10.0.0.5",
+      readyMaxEventLoopLagMs: 500,
+    });
+    expect(serve([], { DECKHAND_METRICS_TOKEN: "0123456789abcdef0123" }).metricsToken).toBe(
+      "0123456789abcdef0123",
+    );
+    expect(serve([]).metricsToken).toBeUndefined();
+    expect(() => serve(["--headers-timeout=40"])).toThrow(
+      /--request-timeout .* must be at least --headers-timeout/,
+    );
+    expect(() => serve(["--metrics-host=0.0.0.0"])).toThrow(/--metrics-host goes with --metrics-port/);
+    expect(() => serve([], { DECKHAND_METRICS_TOKEN: "short" })).toThrow(/at least 16 characters/);
+    expect(() => serve(["--max-connections-per-address=-1"])).toThrow(
+      /--max-connections-per-address must be/,
+    );
+    expect(() => serve(["--headers-timeout=0"])).toThrow(/--headers-timeout must be a number greater than 0/);
   });
 
   it("reads --cdp-url-hosts and --model-base-url-hosts (or their variables), with safe defaults beyond loopback", () => {

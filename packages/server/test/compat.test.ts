@@ -395,7 +395,7 @@ describe("a streamed operation's final event", () => {
 });
 
 describe("readiness", () => {
-  it("is 503 once the database no longer answers, still with nothing but the status", async () => {
+  it("is 503 once the database no longer answers, with the status and the part that cannot serve, nothing more", async () => {
     const { startService } = await import("./helpers.ts");
     const service = await startService();
     try {
@@ -403,7 +403,10 @@ describe("readiness", () => {
       await service.store.close();
       const response = await fetch(`${service.url}/readyz`);
       expect(response.status).toBe(503);
-      expect(await response.json()).toEqual({ status: "unavailable" });
+      expect(await response.json()).toEqual({
+        status: "unavailable",
+        reason: "the database does not answer",
+      });
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     } finally {
       await service.close().catch(() => undefined);

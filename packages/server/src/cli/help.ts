@@ -4,12 +4,17 @@ import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_CDP_BYTES_PER_SECOND,
   DEFAULT_CDP_MAX_MESSAGE_BYTES,
+  DEFAULT_CONNECTION_IDLE_TIMEOUT_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_HOST,
   DEFAULT_MAX_BROWSERS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_TABS_PER_SESSION,
   DEFAULT_NODE_LEASE_MS,
   DEFAULT_PORT,
+  DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SESSION_DISCONNECT_GRACE_MS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SESSIONS_PER_BROWSER,
@@ -81,6 +86,24 @@ Options:
                                 third of it). Nodes sharing a PostgreSQL database end the sessions of a node
                                 whose lease lapsed (killed, cut off) within this plus a third
                                 (default ${DEFAULT_NODE_LEASE_MS / 1000})
+  --headers-timeout SECS        a request's headers must arrive within this, or it is answered 408 and its
+                                connection closed (default ${DEFAULT_HEADERS_TIMEOUT_MS / 1000})
+  --request-timeout SECS        a whole request, headers and body, must arrive within this, or 408 and closed.
+                                Responses (event streams too) are not bound by it
+                                (default ${DEFAULT_REQUEST_TIMEOUT_MS / 1000})
+  --connection-idle-timeout SECS
+                                close a kept-alive connection after this long without a request
+                                (default ${DEFAULT_CONNECTION_IDLE_TIMEOUT_MS / 1000})
+  --max-connections-per-address N
+                                most connections open at once from one address (an IPv6 /64), WebSockets
+                                included; one more is answered 429 TOO_MANY_CONNECTIONS and closed. Behind a
+                                load balancer, raise it or set 0 (no limit)
+                                (default ${DEFAULT_MAX_CONNECTIONS_PER_ADDRESS})
+  --metrics-port PORT           serve Prometheus metrics at GET /metrics on this port (default: not served)
+  --metrics-host HOST           address of --metrics-port (default ${DEFAULT_HOST})
+  --ready-max-event-loop-lag SECS
+                                /readyz answers 503 while the event loop stalled longer than this in the last
+                                10 s (default ${DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS / 1000})
   --name NAME                   keys create: a label for the key
   --project ID                  keys create: the project the key belongs to (default: a new project)
   --json                        keys create / keys list: print JSON
@@ -96,6 +119,8 @@ Environment:
   DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
   DECKHAND_ISOLATION    as --isolation (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
+  DECKHAND_METRICS_TOKEN  serve GET /metrics on the service's port to requests with
+                        Authorization: Bearer <token> (at least 16 characters); API keys never open it
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 
 The service logs JSON lines to stdout. API keys are stored as SHA-256 hashes; model keys

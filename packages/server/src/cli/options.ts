@@ -2,7 +2,7 @@
 // errors that say what is valid.
 
 import { parseArgs } from "node:util";
-import { DEFAULT_HOST } from "../defaults.ts";
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
 import type { LogLevel } from "../logger.ts";
 import {
   ANYWHERE,
@@ -44,6 +44,17 @@ export interface ServeOptions extends StoreLocation {
   nodeLeaseMs?: number;
   /** Days the step screenshots are kept; 0: none are taken. */
   screenshotRetentionDays?: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  connectionIdleTimeoutMs?: number;
+  /** 0: no limit. */
+  maxConnectionsPerAddress?: number;
+  /** Serve GET /metrics on a port of its own. */
+  metricsPort?: number;
+  metricsHost?: string;
+  /** GET /metrics on the service's port with this bearer token (DECKHAND_METRICS_TOKEN). */
+  metricsToken?: string;
+  readyMaxEventLoopLagMs?: number;
 }
 
 export type Command =
@@ -78,6 +89,13 @@ const OPTIONS = {
   "node-lease": { type: "string" },
   "screenshot-retention": { type: "string" },
   "database-schema": { type: "string" },
+  "headers-timeout": { type: "string" },
+  "request-timeout": { type: "string" },
+  "connection-idle-timeout": { type: "string" },
+  "max-connections-per-address": { type: "string" },
+  "metrics-port": { type: "string" },
+  "metrics-host": { type: "string" },
+  "ready-max-event-loop-lag": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
@@ -104,6 +122,13 @@ const SERVE_ONLY = [
   "shutdown-grace",
   "node-lease",
   "screenshot-retention",
+  "headers-timeout",
+  "request-timeout",
+  "connection-idle-timeout",
+  "max-connections-per-address",
+  "metrics-port",
+  "metrics-host",
+  "ready-max-event-loop-lag",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -247,6 +272,40 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
       1024,
     );
     if (cdpRate !== undefined) serve.cdpBytesPerSecond = cdpRate;
+    const headersTimeout = seconds("headers-timeout", values["headers-timeout"]);
+    if (headersTimeout !== undefined) serve.headersTimeoutMs = Math.round(headersTimeout * 1000);
+    const requestTimeout = seconds("request-timeout", values["request-timeout"]);
+    if (requestTimeout !== undefined) serve.requestTimeoutMs = Math.round(requestTimeout * 1000);
+    const headersMs = serve.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    const requestMs = serve.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    if (requestMs < headersMs) {
+      throw new UsageError(
+        `--request-timeout (${requestMs / 1000} s, the whole request) must be at least --headers-timeout ` +
+          `(${headersMs / 1000} s): the whole request cannot arrive before its headers.`,
+      );
+    }
+    const idleTimeout = seconds("connection-idle-timeout", values["connection-idle-timeout"]);
+    if (idleTimeout !== undefined) serve.connectionIdleTimeoutMs = Math.round(idleTimeout * 1000);
+    const perAddress = integer("max-connections-per-address", values["max-connections-per-address"], 0);
+    if (perAddress !== undefined) serve.maxConnectionsPerAddress = perAddress;
+    const lag = seconds("ready-max-event-loop-lag", values["ready-max-event-loop-lag"]);
+    if (lag !== undefined) serve.readyMaxEventLoopLagMs = Math.round(lag * 1000);
+    const metricsPort = integer("metrics-port", values["metrics-port"], 0, 65535);
+    if (metricsPort !== undefined) serve.metricsPort = metricsPort;
+    if (values["metrics-host"] !== undefined) {
+      if (metricsPort === undefined) throw new UsageError("--metrics-host goes with --metrics-port.");
+      serve.metricsHost = values["metrics-host"];
+    }
+    const metricsToken = env.DECKHAND_METRICS_TOKEN;
+    if (metricsToken !== undefined && metricsToken !== "") {
+      if (metricsToken.length < 16 || /\s/.test(metricsToken)) {
+        throw new UsageError(
+          "DECKHAND_METRICS_TOKEN must be at least 16 characters without spaces (a random secret, e.g. " +
+            "`openssl rand -hex 32`).",
+        );
+      }
+      serve.metricsToken = metricsToken;
+    }
     const logLevel = env.DECKHAND_LOG_LEVEL;
     if (logLevel) {
       if (!LOG_LEVELS.includes(logLevel as LogLevel)) {

@@ -5,6 +5,7 @@ import type { Writable } from "node:stream";
 import { createApp } from "../app.ts";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../defaults.ts";
 import { createLogger } from "../logger.ts";
+import { listenMetrics, type MetricsListener } from "../metrics-route.ts";
 import type { SessionHandlers } from "../routes/handlers.ts";
 import { createService } from "../service.ts";
 import { parseOperatorKeys } from "../store/api-keys.ts";
@@ -56,6 +57,18 @@ export async function serveCommand(
       ...(options.maxSessionsPerProject !== undefined
         ? { maxSessionsPerProject: options.maxSessionsPerProject }
         : {}),
+      ...(options.headersTimeoutMs !== undefined ? { headersTimeoutMs: options.headersTimeoutMs } : {}),
+      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...(options.connectionIdleTimeoutMs !== undefined
+        ? { connectionIdleTimeoutMs: options.connectionIdleTimeoutMs }
+        : {}),
+      ...(options.maxConnectionsPerAddress !== undefined
+        ? { maxConnectionsPerAddress: options.maxConnectionsPerAddress }
+        : {}),
+      ...(options.metricsToken !== undefined ? { metricsToken: options.metricsToken } : {}),
+      ...(options.readyMaxEventLoopLagMs !== undefined
+        ? { readyMaxEventLoopLagMs: options.readyMaxEventLoopLagMs }
+        : {}),
     };
     // Handlers given by the caller (tests of the HTTP layer) replace the browser work; by default
     // the sessions run in the service's own browser pool.
@@ -106,8 +119,25 @@ export async function serveCommand(
     out.write(
       `deckhand-server listening on http://${host.includes(":") ? `[${host}]` : host}:${port} (${store.description})\n`,
     );
-    const signal = await stopped;
-    app.log.info({ signal }, "stopping");
+    let metrics: MetricsListener | undefined;
+    try {
+      if (options.metricsPort !== undefined) {
+        metrics = await listenMetrics(app.deckhand.metrics, {
+          host: options.metricsHost ?? DEFAULT_HOST,
+          port: options.metricsPort,
+        });
+      }
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+    if (metrics) out.write(`deckhand-server metrics on ${metrics.url}\n`);
+    try {
+      const signal = await stopped;
+      app.log.info({ signal }, "stopping");
+    } finally {
+      await metrics?.close();
+    }
     await app.close();
     return 0;
   } finally {

@@ -14,6 +14,7 @@ import {
 import type { FastifyBaseLogger } from "fastify";
 import { toPublicError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
+import type { ServiceMetrics } from "../metrics.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import { type SecretSet, secretsOf } from "../secrets.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
@@ -35,6 +36,8 @@ export interface OperationDeps {
   modelEgress: ModelEgress;
   /** The screenshot of every step (none: not taken). */
   screenshots?: StepScreenshots | undefined;
+  /** Where each operation's outcome, latency and tokens are counted. */
+  metrics?: ServiceMetrics | undefined;
 }
 
 /** What the work of an operation gets. */
@@ -184,6 +187,21 @@ export async function runRecorded<R>(
       failure = uniformModelFailure(error, operation.modelEndpoint, deps, live.id);
     }
     const metricsAfter: DeckhandMetrics = await dh.metrics;
+    deps.metrics?.operation(
+      operation.method,
+      !failed ? "success" : signal.aborted ? "cancelled" : "error",
+      (Date.now() - timestamp) / 1000,
+    );
+    const tokenUsage = operation.modelName
+      ? operation.usageGroup
+        ? usageBetween(
+            groupAsTotal(metricsBefore, operation.usageGroup),
+            groupAsTotal(metricsAfter, operation.usageGroup),
+            operation.modelName,
+          )
+        : usageBetween(metricsBefore, metricsAfter, operation.modelName)
+      : undefined;
+    if (tokenUsage) deps.metrics?.modelUsage(tokenUsage);
     const pageUrl = page.isClosed() ? (dh.context.activePage()?.url() ?? "about:blank") : page.url();
     try {
       const seq = await deps.store.appendAction(live.id, {
@@ -197,17 +215,7 @@ export async function runRecorded<R>(
         timestamp,
         endTime: Date.now(),
         pageUrl,
-        ...(operation.modelName
-          ? {
-              tokenUsage: operation.usageGroup
-                ? usageBetween(
-                    groupAsTotal(metricsBefore, operation.usageGroup),
-                    groupAsTotal(metricsAfter, operation.usageGroup),
-                    operation.modelName,
-                  )
-                : usageBetween(metricsBefore, metricsAfter, operation.modelName),
-            }
-          : {}),
+        ...(tokenUsage ? { tokenUsage } : {}),
       });
       if (shots) {
         // After the client has its answer, before the next operation may change the page.

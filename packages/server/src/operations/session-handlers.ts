@@ -37,7 +37,9 @@ export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers
         session.requested(context.params.sessionCreateParams?.keepAlive);
         return describe(context, session);
       }
-      return describe(context, await sessions.create(context.session, context.params));
+      const session = await sessions.create(context.session, context.params);
+      deps.metrics?.sessionStarted();
+      return describe(context, session);
     },
     async sessionAct(context) {
       return sessionAct(context, await sessions.require(context.session), deps);

@@ -1,6 +1,7 @@
 // GET /healthz (the process answers) and GET /readyz (it can take work: not shutting down, its
-// store answers). No key, and nothing in the answer but a word: a probe on a public address learns
-// only that a Deckhand service is there, which answering at all tells anyway.
+// store answers, its event loop is not stalled, and whatever else the service checks: its browser
+// pool can start browsers). No key; the answer is a word and, when not ready, a short reason in
+// words (which part cannot serve), nothing a probe could use beyond that.
 
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
@@ -12,7 +13,13 @@ import { jsonResponse } from "./route-schema.ts";
 const STORE_CHECK_MS = 2_000;
 
 const Health = z.object({ status: z.literal("ok") });
-const Readiness = z.object({ status: z.enum(["ready", "unavailable"]) });
+const Readiness = z.object({
+  status: z.enum(["ready", "unavailable"]),
+  reason: z.string().optional().describe("Why the service is not ready (which part cannot serve)."),
+});
+
+/** A check of one part the service needs: undefined when it can serve, else why not. */
+export type ReadinessCheck = () => string | undefined | Promise<string | undefined>;
 
 async function storeAnswers(store: Store): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -28,7 +35,11 @@ async function storeAnswers(store: Store): Promise<boolean> {
   }
 }
 
-export function registerHealth(app: FastifyInstance, store: Store): void {
+export function registerHealth(
+  app: FastifyInstance,
+  store: Store,
+  checks: () => readonly ReadinessCheck[] = () => [],
+): void {
   const typed = app.withTypeProvider<ZodTypeProvider>();
   typed.get(
     "/healthz",
@@ -53,19 +64,27 @@ export function registerHealth(app: FastifyInstance, store: Store): void {
         operationId: "Ready",
         summary: "Readiness",
         description:
-          "200 when the service takes new work (its database answers); 503 otherwise, and while it shuts down. " +
+          "200 when the service takes new work: its database answers, its event loop is not stalled beyond the " +
+          "operator's threshold, its browser pool can start browsers. 503 with a reason otherwise, and while it " +
+          "shuts down. " +
           "No API key needed.",
         tags: ["health"],
         security: [],
         response: {
           200: jsonResponse(Readiness, "Ready."),
-          503: jsonResponse(Readiness, "Not ready (the database does not answer)."),
+          503: jsonResponse(Readiness, "Not ready: the reason says which part cannot serve."),
         },
       },
     },
     async (_request, reply) => {
-      if (await storeAnswers(store)) return { status: "ready" as const };
-      return reply.status(503).send({ status: "unavailable" as const });
+      const reasons: string[] = [];
+      if (!(await storeAnswers(store))) reasons.push("the database does not answer");
+      for (const check of checks()) {
+        const reason = await check();
+        if (reason) reasons.push(reason);
+      }
+      if (reasons.length === 0) return { status: "ready" as const };
+      return reply.status(503).send({ status: "unavailable" as const, reason: reasons.join("; ") });
     },
   );
 }

@@ -14,7 +14,7 @@ import { registerSessionReplay } from "./session-replay.ts";
 import { registerSessionStart } from "./session-start.ts";
 
 export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  registerHealth(app, deps.store);
+  registerHealth(app, deps.store, () => app.deckhand.readinessChecks);
   registerSessionStart(app, deps);
   registerSessionAct(app, deps);
   registerSessionExtract(app, deps);

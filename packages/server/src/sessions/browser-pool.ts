@@ -10,6 +10,7 @@
 // closed, and a lingering browser of another tenant is closed at once when a new tenant needs its
 // place under `maxBrowsers`.
 
+import { accessSync, constants, statSync } from "node:fs";
 import { Browser, buildChromeArgs, findChrome, launchChrome } from "deckhand";
 import {
   DEFAULT_BROWSER_LINGER_MS,
@@ -18,6 +19,9 @@ import {
   DEFAULT_SESSIONS_PER_BROWSER,
 } from "../defaults.ts";
 import { ApiError } from "../errors.ts";
+
+/** How long after a failed browser start the pool reports itself unavailable (/readyz). */
+const LAUNCH_FAILURE_MEMORY_MS = 30_000;
 
 /** Who may share a browser process: sessions of one project, or no one. */
 export type Isolation = "project" | "session";
@@ -73,6 +77,8 @@ export class BrowserPool {
   private readonly lostHandlers = new Set<(browser: Browser) => void>();
   private closed = false;
   private nextPrivateOwner = 0;
+  /** When the latest browser start failed, unless one started since. */
+  private launchFailedAt: number | undefined;
 
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
@@ -108,6 +114,26 @@ export class BrowserPool {
       args,
       headless: this.options.headless,
     };
+  }
+
+  /**
+   * Why the pool cannot start a session now, or undefined when it can: it is closed, no Chromium
+   * executable is there, or the latest browser start failed (for LAUNCH_FAILURE_MEMORY_MS after
+   * it, so that a retry is let through again later).
+   */
+  unavailable(): string | undefined {
+    if (this.closed) return "the browser pool is closed";
+    const executable = this.options.executablePath ?? findChrome();
+    if (!executable) return "no Chromium executable was found (CHROME_PATH)";
+    try {
+      accessSync(executable, constants.X_OK);
+      if (!statSync(executable).isFile()) throw new Error("not a file");
+    } catch {
+      return "the Chromium executable cannot be run";
+    }
+    if (this.launchFailedAt !== undefined && Date.now() - this.launchFailedAt < LAUNCH_FAILURE_MEMORY_MS)
+      return "the latest browser start failed";
+    return undefined;
   }
 
   /** Browsers running or starting. */
@@ -220,12 +246,16 @@ export class BrowserPool {
     this.slots.add(slot);
     slot.ready.then(
       (browser) => {
+        this.launchFailedAt = undefined;
         slot.browser = browser;
         browser.onDisconnected(() => this.disconnected(slot, browser));
         // The pool closed while this browser was starting.
         if (this.closed) this.closeSlot(slot);
       },
-      () => this.slots.delete(slot),
+      () => {
+        this.launchFailedAt = Date.now();
+        this.slots.delete(slot);
+      },
     );
     return slot;
   }
