@@ -1,4 +1,5 @@
-// Every error leaves the service as `{ success: false, error, code }` with a fitting status. What
+// Every error leaves the service as `{ success: false, error, message, code }` (message: the same text,
+// under the reference service's name) with a fitting status. What
 // the client reads is decided here, in one place: messages written for callers (ApiError, request
 // validation, Deckhand's own errors) go out as they are; anything else is an internal error whose
 // details (message, stack, cause) go only to the log, under the request id the client is given.
@@ -142,7 +143,7 @@ function describeError(error: unknown, requestId: string, bodyLimit: number): Pu
     details?: ErrorDetails,
   ): PublicError => ({
     statusCode,
-    body: { success: false, error: message, code, ...(details ? { details } : {}) },
+    body: { success: false, error: message, message, code, ...(details ? { details } : {}) },
     internal,
   });
 
@@ -240,12 +241,14 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
   const status = known?.status ?? 400;
+  const message =
+    known?.message ??
+    `The request is not valid HTTP/1.1 (${error.code ?? "unreadable"}): check the request line, the headers ` +
+      "and Content-Length.";
   const body = JSON.stringify({
     success: false,
-    error:
-      known?.message ??
-      `The request is not valid HTTP/1.1 (${error.code ?? "unreadable"}): check the request line, the headers ` +
-        "and Content-Length.",
+    error: message,
+    message,
     code: known?.code ?? "BAD_HTTP_REQUEST",
   } satisfies ErrorBody);
   this.log.debug({ code: error.code }, "unreadable HTTP request refused");
@@ -260,11 +263,10 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error, bodyLimit));
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({
-      success: false,
-      error: `No route ${request.method} ${request.url.split("?")[0]}. See GET /v1/openapi.json for the API.`,
-      code: "NOT_FOUND",
-    } satisfies ErrorBody),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const message = `No route ${request.method} ${request.url.split("?")[0]}. See GET /v1/openapi.json for the API.`;
+    return reply
+      .status(404)
+      .send({ success: false, error: message, message, code: "NOT_FOUND" } satisfies ErrorBody);
+  });
 }
