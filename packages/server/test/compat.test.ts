@@ -157,6 +157,47 @@ describe("bare legacy model names", () => {
     await ok(await svc.op(id, "end"));
   });
 
+  it("lets agentConfig.mode win over the deprecated cua: true, as the reference does", async () => {
+    const id = await svc.start();
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
+    const isAgent = (r: ScriptedRequest) => r.tools.some((t) => t.name === "done");
+    const agentRule = fx.model.on(isAgent, () =>
+      ScriptedReply.toolCalls({
+        name: "done",
+        arguments: { reasoning: "nothing to do", taskComplete: true },
+      }),
+    );
+    const verifyRule = fx.model.on(match.schemaProperty("goalReached"), {
+      goalReached: true,
+      evidence: "shown",
+    });
+    try {
+      // The scripted model is no computer-use model: in cua mode this would be a 422.
+      const answer = await ok<{ result: { success: boolean; completed: boolean } }>(
+        await svc.op(
+          id,
+          "agentExecute",
+          {
+            agentConfig: {
+              cua: true,
+              mode: "dom",
+              model: { modelName: "openai/gpt-4.1-mini", baseURL: fx.model.baseURL },
+            },
+            executeOptions: { instruction: "say done", maxSteps: 3 },
+          },
+          { headers: WITH_MODEL_KEY },
+        ),
+      );
+      expect(answer.result).toMatchObject({ success: true, completed: true });
+      // The DOM agent's own tools were offered to the model.
+      expect(fx.model.requests.filter(isAgent)).not.toHaveLength(0);
+    } finally {
+      agentRule.remove();
+      verifyRule.remove();
+    }
+    await ok(await svc.op(id, "end"));
+  });
+
   it("still refuses a bare name of no known family, saying what is expected", async () => {
     await expectError(
       await svc.call("/v1/sessions/start", { json: { modelName: "mystery-model-7" } }),
