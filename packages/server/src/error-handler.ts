@@ -6,7 +6,7 @@
 
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import { ServiceError } from "deckhand";
+import { MissingLLMConfigurationError, ServiceError, withModelAdvice } from "deckhand";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
 import pino from "pino";
@@ -134,6 +134,16 @@ export function errorForLog(error: unknown, secrets: SecretSet): unknown {
   return secrets.redactValue(error instanceof Error ? pino.stdSerializers.err(error) : error);
 }
 
+/** How a client of the service gives what a model call was missing. */
+export function serviceModelAdvice(error: MissingLLMConfigurationError): string {
+  if (error.missing === "baseURL")
+    return "Set `baseURL` in the request's model object (`options.model`, or `modelName` and its fields at start).";
+  return (
+    "Send the provider's key in the `x-model-api-key` header, or as `apiKey` in the request's model object " +
+    '(`options.model`: { "modelName": "provider/model", "apiKey": "..." }).'
+  );
+}
+
 function describeError(error: unknown, requestId: string, bodyLimit: number): PublicError {
   const reply = (
     statusCode: number,
@@ -149,6 +159,22 @@ function describeError(error: unknown, requestId: string, bodyLimit: number): Pu
 
   if (error instanceof ApiError)
     return reply(error.statusCode, error.code, error.message, false, error.details);
+  if (error instanceof MissingLLMConfigurationError) {
+    // The library's advice names its options and the environment; a client of the service gives
+    // a model with each request. `howToFix` is then the service's advice, which the message ends
+    // with, so that a client (the CLI, an MCP server) can put its own in its place.
+    const advice = serviceModelAdvice(error);
+    return reply(
+      400,
+      error.code,
+      withModelAdvice(error, () => advice),
+      false,
+      {
+        ...detailsOf(error),
+        howToFix: advice,
+      },
+    );
+  }
   if (error instanceof ServiceError) {
     const status = SERVICE_ERROR_STATUS[error.code] ?? 500;
     // Deckhand's messages are written for callers (what failed, what to do); the cause stays in the log.

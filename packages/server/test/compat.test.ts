@@ -75,6 +75,24 @@ describe("bare legacy model names", () => {
     await ok(await svc.op(id, "end"));
   });
 
+  it("says how a client gives the model's key: the x-model-api-key header or the model object, not a variable", async () => {
+    const id = await svc.start({ explicitInstructions: false });
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
+    const response = await svc.op(id, "act", {
+      input: "click the increment button",
+      options: { model: "anthropic/claude-sonnet-4-5" },
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.code).toBe("MISSING_LLM_CONFIGURATION");
+    expect(body.error).toContain("No API key for anthropic/claude-sonnet-4-5.");
+    expect(body.error).toContain("`x-model-api-key` header");
+    expect(body.error).not.toMatch(/environment|ANTHROPIC_API_KEY|llmClient/);
+    // The advice the message ends with, for a client that words it in its own terms.
+    expect(body.error.endsWith(body.details.howToFix)).toBe(true);
+    await ok(await svc.op(id, "end"));
+  });
+
   it("runs act with options.model as a bare name, reaching the model under its own id", async () => {
     // The model path: "click the increment button" would otherwise be done without a model.
     const id = await svc.start({ explicitInstructions: false });

@@ -6,6 +6,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Deckhand } from "../deckhand.ts";
+import { type MissingLLMConfigurationError, withModelAdvice } from "../errors.ts";
 import { TOOLS, type ToolResult } from "../tools/definitions.ts";
 
 /** The package version the MCP handshake reports. */
@@ -31,9 +32,24 @@ export function toCallResult(result: ToolResult): CallToolResult {
   return { content, isError: !result.ok };
 }
 
-function errorResult(error: unknown): CallToolResult {
+/**
+ * How an MCP client gets a model for an instruction that needs one. The tools take no model: it is
+ * the server's to configure (`deckhand mcp --model ...` and the provider's key in its environment);
+ * an explicit instruction needs none.
+ */
+export type McpModelAdvice = (error: MissingLLMConfigurationError) => string;
+
+/** The advice of `deckhand mcp` (stdio), whose model comes from its command line and environment. */
+export const stdioModelAdvice: McpModelAdvice = (error) =>
+  error.missing === "baseURL"
+    ? "Start `deckhand mcp` with --base-url and the address of the model's server."
+    : `Start \`deckhand mcp\` with ${error.keyEnv ? error.keyEnv.split(", ")[0] : "the provider's key variable"} in its ` +
+      "environment (and --model provider/model for another model), or give the tool an explicit instruction " +
+      'that names one element ("click the Sign in button").';
+
+function errorResult(error: unknown, advice: McpModelAdvice): CallToolResult {
   const name = error instanceof Error ? error.name : "Error";
-  const message = error instanceof Error ? error.message : String(error);
+  const message = withModelAdvice(error, advice);
   return { content: [{ type: "text", text: `${name}: ${message}` }], isError: true };
 }
 
@@ -41,7 +57,10 @@ function errorResult(error: unknown): CallToolResult {
  * An MCP server whose tools work on the Deckhand `deckhand()` gives (started on the first call,
  * so that listing the tools starts no browser).
  */
-export function createMcpServer(deckhand: () => Promise<Deckhand>): McpServer {
+export function createMcpServer(
+  deckhand: () => Promise<Deckhand>,
+  modelAdvice: McpModelAdvice = stdioModelAdvice,
+): McpServer {
   const server = new McpServer({ name: "deckhand", version: VERSION });
   for (const tool of TOOLS) {
     server.registerTool(
@@ -52,7 +71,7 @@ export function createMcpServer(deckhand: () => Promise<Deckhand>): McpServer {
           const dh = await deckhand();
           return toCallResult(await tool.run(dh, input as never));
         } catch (error) {
-          return errorResult(error);
+          return errorResult(error, modelAdvice);
         }
       },
     );
