@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type pino from "pino";
+import { installAccessLog } from "./access-log.ts";
 import { installAuth, KeyVerifier } from "./auth.ts";
 import {
   DEFAULT_BODY_LIMIT,
@@ -93,6 +94,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // route and plugin signature.
   const app = Fastify({
     loggerInstance: options.logger ?? createLogger(),
+    // One line per request instead, written by installAccessLog.
+    disableRequestLogging: true,
     bodyLimit: config.bodyLimit,
     // Errors Fastify and Node answer before any route runs (a path that is not valid percent-encoding,
     // a path parameter over its length, a request that is not valid HTTP) and the answer while
@@ -113,6 +116,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     revocations.stop();
     done();
   });
+  installAccessLog(app);
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
   // Before secrets and auth: they read the spec's header names only.

@@ -75,6 +75,9 @@ Options:
                                 third of it). Nodes sharing a PostgreSQL database end the sessions of a node
                                 whose lease lapsed (killed, cut off) within this plus a third
                                 (default ${DEFAULT_NODE_LEASE_MS / 1000})
+  --log-format FORMAT           json (JSON lines) or pretty (one readable line per request and event, with
+                                the same redaction). Default: pretty when stdout is a terminal, json otherwise
+                                (also DECKHAND_LOG_FORMAT)
   --name NAME                   keys create: a label for the key
   --project ID                  keys create: the project the key belongs to (default: a new project)
   --json                        keys create / keys list: print JSON
@@ -89,9 +92,11 @@ Environment:
   DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
   DECKHAND_ISOLATION    as --isolation (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
+  DECKHAND_LOG_FORMAT   as --log-format (the flag wins)
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 
-The service logs JSON lines to stdout. API keys are stored as SHA-256 hashes; model keys
+The service logs to stdout: one line per request (the session page's thumbnails and DevTools files at
+debug), readable on a terminal, JSON lines otherwise. API keys are stored as SHA-256 hashes; model keys
 (x-model-api-key) and variable values are never stored or logged.
 The API is described at GET /v1/openapi.json (no key needed).
 `;

@@ -3,7 +3,7 @@
 
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST } from "../defaults.ts";
-import type { LogLevel } from "../logger.ts";
+import type { LogFormat, LogLevel } from "../logger.ts";
 import {
   ANYWHERE,
   type EgressPolicy,
@@ -30,6 +30,8 @@ export interface ServeOptions extends StoreLocation {
   sessionDisconnectGraceMs?: number;
   bodyLimit?: number;
   logLevel?: LogLevel;
+  /** Unset: readable lines on a terminal, JSON lines otherwise. */
+  logFormat?: LogFormat;
   maxBrowsers?: number;
   sessionsPerBrowser?: number;
   browserArgs?: string[];
@@ -75,6 +77,7 @@ const OPTIONS = {
   "shutdown-grace": { type: "string" },
   "node-lease": { type: "string" },
   "screenshot-retention": { type: "string" },
+  "log-format": { type: "string" },
   "database-schema": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
@@ -101,6 +104,7 @@ const SERVE_ONLY = [
   "shutdown-grace",
   "node-lease",
   "screenshot-retention",
+  "log-format",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -246,6 +250,16 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
         );
       }
       serve.logLevel = logLevel as LogLevel;
+    }
+    const logFormat = values["log-format"] ?? env.DECKHAND_LOG_FORMAT;
+    if (logFormat !== undefined) {
+      if (logFormat !== "json" && logFormat !== "pretty") {
+        throw new UsageError(
+          `--log-format must be json (JSON lines, for a log collector) or pretty (readable lines); got ` +
+            `${JSON.stringify(logFormat)}.`,
+        );
+      }
+      serve.logFormat = logFormat;
     }
     for (const flag of ["name", "project", "json"] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} belongs to the keys commands.`);

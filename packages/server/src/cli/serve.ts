@@ -4,7 +4,7 @@
 import type { Writable } from "node:stream";
 import { createApp } from "../app.ts";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../defaults.ts";
-import { createLogger } from "../logger.ts";
+import { createLogger, defaultLogFormat } from "../logger.ts";
 import type { SessionHandlers } from "../routes/handlers.ts";
 import { createService } from "../service.ts";
 import { parseOperatorKeys } from "../store/api-keys.ts";
@@ -46,7 +46,10 @@ export async function serveCommand(
     const settings = {
       store,
       operatorKeys,
-      logger: createLogger({ level: options.logLevel ?? "info" }),
+      logger: createLogger({
+        level: options.logLevel ?? "info",
+        format: options.logFormat ?? defaultLogFormat(),
+      }),
       ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
       ...(options.sessionIdleTimeoutMs !== undefined
         ? { sessionIdleTimeoutMs: options.sessionIdleTimeoutMs }
