@@ -181,6 +181,19 @@ describe("the session page", () => {
       await img.scrollIntoViewIfNeeded();
       await page.waitForFunction((el) => (el as HTMLImageElement).complete, await img.elementHandle());
       expect(await img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
+      // The whole picture, not cropped at the sides: the box has the picture's own proportions.
+      const shape = await img.evaluate((el) => {
+        const image = el as HTMLImageElement;
+        const box = image.getBoundingClientRect();
+        const border = 2;
+        return {
+          box: (box.height - border) / (box.width - border),
+          picture: image.naturalHeight / image.naturalWidth,
+          fit: getComputedStyle(image).objectFit,
+        };
+      });
+      expect(shape.fit).toBe("contain");
+      expect(Math.abs(shape.box - shape.picture)).toBeLessThan(0.02);
     }
     const first = after.first();
     const small = await first.boundingBox();
@@ -201,6 +214,13 @@ describe("the session page", () => {
       },
     );
     expect(await live.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
+    // No empty band below the picture: the box has the frame's proportions.
+    const shape = await live.evaluate((el) => {
+      const image = el as HTMLImageElement;
+      const box = image.getBoundingClientRect();
+      return { box: (box.height - 2) / (box.width - 2), picture: image.naturalHeight / image.naturalWidth };
+    });
+    expect(Math.abs(shape.box - shape.picture)).toBeLessThan(0.02);
     await page.context().close();
   });
 
