@@ -4,10 +4,11 @@
 // dozen, are logged at debug.
 
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { DOCS_PATH } from "./front-page.ts";
 import { FRONTEND_PATH } from "./viewer/devtools-frontend.ts";
 
-/** Paths of static assets a viewer's browser fetches: thumbnails and the DevTools front-end. */
-const ASSET = new RegExp(`^(/v1/sessions/[^/]+/view/screenshots/|${FRONTEND_PATH}/)`);
+/** Paths of static assets a viewer's browser fetches: thumbnails, the DevTools front-end, the API reference's files. */
+const ASSET = new RegExp(`^(/v1/sessions/[^/]+/view/screenshots/|${FRONTEND_PATH}/|${DOCS_PATH}/static/)`);
 
 export function isViewerAsset(request: FastifyRequest): boolean {
   return ASSET.test(request.url);

@@ -15,11 +15,12 @@ import {
   defaultMaxSessionsPerProject,
 } from "./defaults.ts";
 import { handleClientError, handleFrameworkError, installErrorHandling } from "./error-handler.ts";
+import { registerFrontPage } from "./front-page.ts";
 import { installHeaderAliases } from "./header-aliases.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { RevocationWatch } from "./key-revocation.ts";
 import { createLogger } from "./logger.ts";
-import { registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
+import { API_VERSION, registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
 import type { SessionHandlers } from "./routes/handlers.ts";
 import { registerRoutes } from "./routes/index.ts";
 import { installSecrets } from "./secrets.ts";
@@ -125,6 +126,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   installShutdown(app, inflight, options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
   installAuth(app, verifier);
   await registerOpenApi(app);
+  await registerFrontPage(app, { store: options.store, apiVersion: API_VERSION });
 
   await app.register(async (scope) => {
     registerOpenApiRoute(scope);
