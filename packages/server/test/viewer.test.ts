@@ -224,6 +224,23 @@ describe("the session page", () => {
     await page.context().close();
   });
 
+  it("shows the steps done since, on reload of a live session's page", async () => {
+    const live = await start();
+    await ok(await svc.op(live.sessionId, "navigate", { url: fx.site.url("form.html") }));
+    const { page } = await openInBrowser(live.sessionUrl);
+    // The page holds the live view's stream open while it is reloaded.
+    expect(await page.locator("img#live-view").count()).toBe(1);
+    expect(await page.locator("li.step").count()).toBe(1);
+    await ok(await svc.op(live.sessionId, "navigate", { url: fx.site.url("index.html") }));
+    await page.reload({ waitUntil: "domcontentloaded" });
+    expect(await page.locator("li.step .instruction").allTextContents()).toEqual([
+      fx.site.url("form.html"),
+      fx.site.url("index.html"),
+    ]);
+    await page.context().close();
+    await ok(await svc.op(live.sessionId, "end"));
+  });
+
   it("a link of another session, a tampered or an expired one, shows nothing of any session", async () => {
     const other = await start();
     const token = new URL(session.sessionUrl).searchParams.get("token")!;
