@@ -394,6 +394,46 @@ describe("variable values in screenshots", () => {
   });
 });
 
+describe("variable values in an iframe's fields", () => {
+  it("are hidden in screenshots too, in an iframe of another site (out of process)", async () => {
+    const secret = "QQXXQQXXQQXXQQXX";
+    fx.site.route("/secret-frame.html", (_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end(
+        `<!doctype html><title>Frame</title><label>Card <input id="card" size="30" ` +
+          `style="font:32px monospace" value="${secret}"></label>`,
+      );
+    });
+    fx.site.route("/framed.html", (_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end(
+        `<!doctype html><title>Framed</title><h1>Checkout</h1>` +
+          `<iframe src="${fx.site.crossUrl("secret-frame.html")}" width="700" height="200"></iframe>`,
+      );
+    });
+    const session = await start();
+    const id = session.sessionId;
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("framed.html") }));
+    const live = svc.service.sessions.get(id)!;
+    const page = live.dh.context.activePage()!;
+    const frame = page.frames().find((f) => f.url.includes("secret-frame.html"))!;
+    expect(await frame.evaluate(() => (document.querySelector("#card") as HTMLInputElement).value)).toBe(
+      secret,
+    );
+    const shots = (await import("../src/viewer/step-screenshots.ts")).StepScreenshots;
+    const capture = new shots(svc.store, svc.service.app.log);
+    const masked = (await capture.capture(page, [secret]))!;
+    const plain = (await capture.capture(page, []))!;
+    // The value is only in the iframe: a picture with it hidden differs from one without.
+    expect(await imageDifference(masked, plain)).toBeGreaterThan(0.05);
+    // Shown again afterwards.
+    expect(
+      await frame.evaluate(() => (document.querySelector("#card") as HTMLInputElement).style.cssText),
+    ).toBe("font: 32px monospace;");
+    await svc.op(id, "end");
+  });
+});
+
 describe("what the page shows is never run", () => {
   it("runs no <script> or onerror= from an instruction, a page title or a URL, and shows them as text", async () => {
     const session = await start();
