@@ -32,7 +32,10 @@ const DESCRIPTION = [
   "`x-bb-project-id` is not checked; the model key goes in `x-model-api-key` or the model object; navigate answers",
   "a summary of the main response, not a serialised Response; launch options that would change the service's",
   "shared browsers (another executable, new arguments, a visible window, a profile, a port) are refused;",
-  "`sessionUrl` and `debugUrl` are this service's own pages.",
+  "`sessionUrl` and `debugUrl` are this service's own pages; a replay of an unknown session is 404, the same answer",
+  "as for another project's (the reference's local server answers 200 with no pages); `browser.cdpUrl` is connected",
+  "to at start (a 400 naming it if nothing answers) and the start answers the service's own CDP proxy URL, where the",
+  "session's allow-list is enforced.",
   "",
   "This API is ALPHA software and is not production ready.",
 ].join("\n");
