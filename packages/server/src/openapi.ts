@@ -33,9 +33,9 @@ const DESCRIPTION = [
   "a summary of the main response, not a serialised Response; launch options that would change the service's",
   "shared browsers (another executable, new arguments, a visible window, a profile, a port) are refused;",
   "`sessionUrl` and `debugUrl` are this service's own pages; a replay of an unknown session is 404, the same answer",
-  "as for another project's (the reference's local server answers 200 with no pages); `browser.cdpUrl` is connected",
-  "to at start (a 400 naming it if nothing answers) and the start answers the service's own CDP proxy URL, where the",
-  "session's allow-list is enforced.",
+  "as for another project's (the reference's local server answers 200 with no pages); a `browser.cdpUrl` where",
+  "nothing answers yet is attached when the session is first used (502 CDP_URL_UNREACHABLE until it answers), and",
+  "the start answers the service's own CDP proxy URL, where the session's allow-list is enforced.",
   "",
   "This API is ALPHA software and is not production ready.",
 ].join("\n");

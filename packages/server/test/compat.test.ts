@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { match, ScriptedReply, type ScriptedRequest } from "@deckhand/testkit";
-import { findChrome } from "deckhand";
+import { findChrome, launchChrome } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   cdpCall,
@@ -298,7 +298,7 @@ describe("start body forms", () => {
     await ok(await svc.op(id, "end"));
   });
 
-  it("answers an unreachable browser.cdpUrl with a 400 naming it, not a 500", async () => {
+  it("takes a browser.cdpUrl where nothing answers yet, says so at first use, and attaches once it answers", async () => {
     // A port that was free a moment ago: nothing listens there.
     const port = await new Promise<number>((resolve) => {
       const server = createServer().listen(0, "127.0.0.1", () => {
@@ -306,13 +306,55 @@ describe("start body forms", () => {
         server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
       });
     });
-    for (const cdpUrl of [`ws://127.0.0.1:${port}/devtools/browser/x`, `http://127.0.0.1:${port}`]) {
-      const response = await svc.call("/v1/sessions/start", {
-        json: { browser: { type: "local", cdpUrl, launchOptions: { connectTimeoutMs: 2000 } } },
-      });
-      await expectError(response, 400, "INVALID_REQUEST", "`browser.cdpUrl`");
+    const response = await svc.call("/v1/sessions/start", {
+      json: {
+        browser: {
+          type: "local",
+          cdpUrl: `http://127.0.0.1:${port}`,
+          launchOptions: { connectTimeoutMs: 2000 },
+        },
+      },
+    });
+    expect(response.status).toBe(200);
+    const started = (await response.json()).data as { sessionId: string; cdpUrl: string; available: boolean };
+    expect(started.available).toBe(true);
+    // The service's own CDP proxy, where the session's allow-list holds, not the caller's address.
+    expect(started.cdpUrl).toMatch(
+      new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/v1/sessions/${started.sessionId}/cdp\\?token=`),
+    );
+    expect(svc.service.sessions.get(started.sessionId)).toBeUndefined();
+    // First use, still nothing there: a clear error naming the field, and the session waits.
+    await expectError(
+      await svc.op(started.sessionId, "navigate", { url: fx.site.url("index.html") }),
+      502,
+      "CDP_URL_UNREACHABLE",
+      "browser.cdpUrl",
+    );
+    const own = await launchChrome({ headless: true, port, args: ["--no-first-run"] });
+    try {
+      // The browser's own word that its DevTools endpoint answers.
+      expect((await fetch(`http://127.0.0.1:${port}/json/version`)).status).toBe(200);
+      await ok(await svc.op(started.sessionId, "navigate", { url: fx.site.url("index.html") }));
+      const { targetInfos } = await cdpCall<{ targetInfos: { url: string }[] }>(
+        own.wsEndpoint!,
+        "Target.getTargets",
+      );
+      expect(targetInfos.map((t) => t.url)).toContain(fx.site.url("index.html"));
+      await ok(await svc.op(started.sessionId, "end"));
+    } finally {
+      await own.kill();
     }
-    expect(svc.service.sessions.size).toBe(0);
+  });
+
+  it("still refuses at once a browser.cdpUrl that is not a DevTools address", async () => {
+    await expectError(
+      await svc.call("/v1/sessions/start", {
+        json: { browser: { type: "local", cdpUrl: "ftp://127.0.0.1:9/" } },
+      }),
+      400,
+      "INVALID_REQUEST",
+      "`browser.cdpUrl`",
+    );
   });
 });
 
