@@ -148,6 +148,46 @@ export class LLMResponseError extends ServiceError {
 /** An operation needs a model and none is configured. */
 export class MissingLLMConfigurationError extends ServiceError {
   override readonly code = "MISSING_LLM_CONFIGURATION";
+  /**
+   * The last sentences of the message: what to do, in the library's terms (options, environment
+   * variables). An interface with other terms (the CLI's flags, the service's headers) replaces
+   * them with its own (see withModelAdvice).
+   */
+  readonly howToFix: string | undefined;
+  /** What is missing: the provider's key, or the address of a self-hosted server. */
+  readonly missing: "key" | "baseURL" | undefined;
+  /** The environment variables the provider's key is read from, comma-separated. */
+  readonly keyEnv: string | undefined;
+
+  constructor(
+    message: string,
+    options?: ServiceErrorOptions & {
+      howToFix?: string;
+      missing?: "key" | "baseURL";
+      keyEnv?: string;
+    },
+  ) {
+    // The inner error of a wrapped one (act's "needs a model") carries the advice.
+    const inner = options?.cause instanceof MissingLLMConfigurationError ? options.cause : undefined;
+    super(options?.howToFix ? `${message} ${options.howToFix}` : message, options);
+    this.howToFix = options?.howToFix ?? inner?.howToFix;
+    this.missing = options?.missing ?? inner?.missing;
+    this.keyEnv = options?.keyEnv ?? inner?.keyEnv;
+  }
+}
+
+/**
+ * The message of a MissingLLMConfigurationError with its library advice replaced by `advice`
+ * (the way to give a model in the interface at hand); other errors' messages as they are.
+ */
+export function withModelAdvice(
+  error: unknown,
+  advice: (missing: MissingLLMConfigurationError) => string,
+): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!(error instanceof MissingLLMConfigurationError) || !error.howToFix) return message;
+  if (!message.endsWith(error.howToFix)) return message;
+  return `${message.slice(0, message.length - error.howToFix.length)}${advice(error)}`;
 }
 
 /** The model (or its provider) cannot do what the operation needs. */

@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type pino from "pino";
+import { installAccessLog } from "./access-log.ts";
 import { installAuth, KeyVerifier } from "./auth.ts";
 import { type ConnectionLimits, limitConnectionsPerAddress, serverTimeouts } from "./connections.ts";
 import {
@@ -21,13 +22,14 @@ import {
 } from "./defaults.ts";
 import { handleClientError, handleFrameworkError, installErrorHandling } from "./error-handler.ts";
 import { EventLoopLag } from "./event-loop.ts";
+import { registerFrontPage } from "./front-page.ts";
 import { installHeaderAliases } from "./header-aliases.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { RevocationWatch } from "./key-revocation.ts";
 import { createLogger } from "./logger.ts";
 import { ServiceMetrics } from "./metrics.ts";
 import { registerMetricsRoute } from "./metrics-route.ts";
-import { registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
+import { API_VERSION, registerOpenApi, registerOpenApiRoute } from "./openapi.ts";
 import type { SessionHandlers } from "./routes/handlers.ts";
 import type { ReadinessCheck } from "./routes/health.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -150,6 +152,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   // route and plugin signature.
   const app = Fastify({
     loggerInstance: options.logger ?? createLogger(),
+    // One line per request instead, written by installAccessLog.
+    disableRequestLogging: true,
     bodyLimit: config.bodyLimit,
     // Header, body and idle timeouts (connections.ts).
     ...serverTimeouts(limits),
@@ -195,6 +199,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     eventLoop.stop();
     done();
   });
+  installAccessLog(app);
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
   // Before secrets and auth: they read the spec's header names only.
@@ -204,6 +209,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   installAuth(app, verifier);
   await registerOpenApi(app);
   if (options.metricsToken !== undefined) registerMetricsRoute(app, metrics, options.metricsToken);
+  await registerFrontPage(app, { store: options.store, apiVersion: API_VERSION });
 
   await app.register(async (scope) => {
     registerOpenApiRoute(scope);

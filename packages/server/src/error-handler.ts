@@ -1,11 +1,12 @@
-// Every error leaves the service as `{ success: false, error, code }` with a fitting status. What
+// Every error leaves the service as `{ success: false, error, message, code }` (message: the same text,
+// under the reference service's name) with a fitting status. What
 // the client reads is decided here, in one place: messages written for callers (ApiError, request
 // validation, Deckhand's own errors) go out as they are; anything else is an internal error whose
 // details (message, stack, cause) go only to the log, under the request id the client is given.
 
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import { ServiceError } from "deckhand";
+import { MissingLLMConfigurationError, ServiceError, withModelAdvice } from "deckhand";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
 import pino from "pino";
@@ -134,6 +135,16 @@ export function errorForLog(error: unknown, secrets: SecretSet): unknown {
   return secrets.redactValue(error instanceof Error ? pino.stdSerializers.err(error) : error);
 }
 
+/** How a client of the service gives what a model call was missing. */
+export function serviceModelAdvice(error: MissingLLMConfigurationError): string {
+  if (error.missing === "baseURL")
+    return "Set `baseURL` in the request's model object (`options.model`, or `modelName` and its fields at start).";
+  return (
+    "Send the provider's key in the `x-model-api-key` header, or as `apiKey` in the request's model object " +
+    '(`options.model`: { "modelName": "provider/model", "apiKey": "..." }).'
+  );
+}
+
 function describeError(error: unknown, requestId: string, bodyLimit: number): PublicError {
   const reply = (
     statusCode: number,
@@ -143,12 +154,28 @@ function describeError(error: unknown, requestId: string, bodyLimit: number): Pu
     details?: ErrorDetails,
   ): PublicError => ({
     statusCode,
-    body: { success: false, error: message, code, ...(details ? { details } : {}) },
+    body: { success: false, error: message, message, code, ...(details ? { details } : {}) },
     internal,
   });
 
   if (error instanceof ApiError)
     return reply(error.statusCode, error.code, error.message, false, error.details);
+  if (error instanceof MissingLLMConfigurationError) {
+    // The library's advice names its options and the environment; a client of the service gives
+    // a model with each request. `howToFix` is then the service's advice, which the message ends
+    // with, so that a client (the CLI, an MCP server) can put its own in its place.
+    const advice = serviceModelAdvice(error);
+    return reply(
+      400,
+      error.code,
+      withModelAdvice(error, () => advice),
+      false,
+      {
+        ...detailsOf(error),
+        howToFix: advice,
+      },
+    );
+  }
   if (error instanceof ServiceError) {
     const status = SERVICE_ERROR_STATUS[error.code] ?? 500;
     // Deckhand's messages are written for callers (what failed, what to do); the cause stays in the log.
@@ -265,12 +292,14 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
   const status = known?.status ?? 400;
+  const message =
+    known?.message ??
+    `The request is not valid HTTP/1.1 (${error.code ?? "unreadable"}): check the request line, the headers ` +
+      "and Content-Length.";
   const body = JSON.stringify({
     success: false,
-    error:
-      known?.message ??
-      `The request is not valid HTTP/1.1 (${error.code ?? "unreadable"}): check the request line, the headers ` +
-        "and Content-Length.",
+    error: message,
+    message,
     code: known?.code ?? "BAD_HTTP_REQUEST",
   } satisfies ErrorBody);
   const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
@@ -302,11 +331,10 @@ export function handleClientError(this: FastifyInstance, error: NodeJS.ErrnoExce
 
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error, bodyLimit));
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({
-      success: false,
-      error: `No route ${request.method} ${request.url.split("?")[0]}. See GET /v1/openapi.json for the API.`,
-      code: "NOT_FOUND",
-    } satisfies ErrorBody),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const message = `No route ${request.method} ${request.url.split("?")[0]}. See GET /v1/openapi.json for the API.`;
+    return reply
+      .status(404)
+      .send({ success: false, error: message, message, code: "NOT_FOUND" } satisfies ErrorBody);
+  });
 }

@@ -7,15 +7,49 @@
 
 import type { FastifyRequest } from "fastify";
 import pino from "pino";
+import pretty from "pino-pretty";
 import { REDACTED, redactSecrets, redactUrlKey } from "./redact.ts";
 import { LIVE_SECRETS } from "./secrets.ts";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
+/** JSON lines (for a log collector), or readable lines (for a person at a terminal). */
+export type LogFormat = "json" | "pretty";
+
 export interface LoggerOptions {
   level?: LogLevel;
-  /** Where JSON lines go. Default: stdout. */
+  /** Default json. */
+  format?: LogFormat;
+  /** Where lines go. Default: stdout. */
   destination?: pino.DestinationStream;
+}
+
+/** The format to use when none was asked for: readable on a terminal, JSON anywhere else. */
+export function defaultLogFormat(stream: { isTTY?: boolean } = process.stdout): LogFormat {
+  return stream.isTTY ? "pretty" : "json";
+}
+
+/**
+ * pino's own pretty printer, fed the lines as the JSON format writes them (so every redaction
+ * above has been done): `time LEVEL: message`, an access line as `GET /path 200 12 ms`, the
+ * request id and other fields after it on the same line.
+ */
+function prettyStream(destination: NodeJS.WritableStream | undefined): pino.DestinationStream {
+  return pretty({
+    destination: destination ?? 1,
+    sync: true,
+    colorize: process.stdout.isTTY === true,
+    singleLine: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "req,res,responseTime",
+    messageFormat: (log, messageKey) => {
+      const req = log.req as { method?: string; url?: string } | undefined;
+      const res = log.res as { statusCode?: number } | undefined;
+      if (req?.method && res)
+        return `${req.method} ${req.url} ${res.statusCode ?? "-"} ${Math.round(Number(log.responseTime ?? 0))} ms`;
+      return String(log[messageKey] ?? "");
+    },
+  });
 }
 
 // Headers worth having in a request log line; everything else (keys, cookies) stays out.
@@ -64,6 +98,8 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
       hooks: { streamWrite: (line) => LIVE_SECRETS.redact(line) },
       serializers: { req: serializeRequest, res: serializeResponse, err: pino.stdSerializers.err },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
+    options.format === "pretty"
+      ? prettyStream(options.destination as NodeJS.WritableStream | undefined)
+      : (options.destination ?? pino.destination({ dest: 1, sync: false })),
   );
 }

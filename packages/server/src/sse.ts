@@ -5,10 +5,10 @@
 // `connected`, `running`, then log events (`message` is the log line object: category, message,
 // level, auxiliary) while the operation runs, then system `finished` (with `result`, what
 // `data.result` of the JSON answer would be, and `actionId`) or `error`, and the response ends.
-// The reference's TypeScript client skips any block that does not start with `data: `, so plain
-// blocks are the default; its generated SDKs in other languages (recognised by their headers, see
-// sdkExpectsEventNames) read an `event: <status>` line first, and get one. Either way, a client
-// that goes away aborts `signal`, so the operation can stop.
+// Each block starts with an `event: <status>` line, which the reference's generated SDKs read; only
+// the reference's hand-written TypeScript client, which skips any block that does not start with
+// `data: `, gets data-only blocks (see sdkExpectsEventNames). Either way, a client that goes away
+// aborts `signal`, so the operation can stop.
 
 import { randomUUID } from "node:crypto";
 import { ServiceCancelledError } from "deckhand";
@@ -47,26 +47,27 @@ export function logLineOf(message: string | StreamLogLine): StreamLogLine {
 }
 
 /**
- * Whether the client is one of the reference's generated SDKs (Python, Go, Java, ...), which read
- * `event:` lines: they say their language in `x-language` / `x-stainless-lang` or their user agent,
- * and a version in `x-sdk-version` / `x-stainless-package-version`. The reference's own TypeScript
- * client (x-language: typescript) and Deckhand's read `data:` lines only.
+ * Whether the stream's blocks get an `event: <status>` line. Every client gets one (the reference's
+ * generated SDKs dispatch on it, its integration tests and any EventSource reader can use it), except
+ * the reference's hand-written TypeScript client: it splits the body on blank lines and skips every
+ * block that does not start with `data: `, so an `event:` line would hide every event from it, and no
+ * framing serves both (see docs/compat.md). That client is told apart by the `x-bb-session-id` header
+ * it sends with every request (`x-platform-session-id` under the spec's naming); a client may also
+ * ask for data-only blocks itself with `x-stream-event-names: false`.
  */
 export function sdkExpectsEventNames(request: FastifyRequest): boolean {
   const header = (name: string) => {
     const value = request.headers[name];
     return typeof value === "string" ? value.toLowerCase() : "";
   };
-  if (header("x-stainless-lang") !== "" || header("x-stainless-package-version") !== "") return true;
-  const language = header("x-language");
-  if (language !== "" && language !== "typescript" && language !== "javascript") {
-    return header("x-sdk-version") !== "" || GENERATED_SDK_AGENT.test(header("user-agent"));
-  }
-  return GENERATED_SDK_AGENT.test(header("user-agent"));
+  const asked = header("x-stream-event-names");
+  if (asked === "false") return false;
+  if (asked === "true") return true;
+  return !DATA_ONLY_CLIENT_HEADERS.some((name) => request.headers[name] !== undefined);
 }
 
-/** User agents of the reference's generated SDKs ("Stagehand/Python 3.0.1", "stagehand-go/1.2"). */
-const GENERATED_SDK_AGENT = /\bstagehand[-/ ]?(python|go|java|kotlin|ruby|php|csharp|dotnet)\b/i;
+/** Headers only the reference's hand-written TypeScript client sends (see sdkExpectsEventNames). */
+const DATA_ONLY_CLIENT_HEADERS = ["x-bb-session-id", "x-platform-session-id"];
 
 /** Whether the client asked for Server-Sent Events. */
 export function wantsStream(request: FastifyRequest): boolean {

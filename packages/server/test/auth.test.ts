@@ -19,6 +19,7 @@ describe("API key authentication", () => {
     expect(await response.json()).toEqual({
       success: false,
       error: "Missing API key: send it in the x-platform-api-key header.",
+      message: "Missing API key: send it in the x-platform-api-key header.",
       code: "UNAUTHORIZED",
     });
   });

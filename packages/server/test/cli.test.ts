@@ -132,6 +132,8 @@ describe("deckhand-server", () => {
       "DECKHAND_MODEL_BASE_URL_HOSTS",
       "DECKHAND_ISOLATION",
       "DECKHAND_CDP_BYTES_PER_SECOND",
+      "--log-format",
+      "DECKHAND_LOG_FORMAT",
     ]) {
       expect(stdout).toContain(text);
     }
@@ -155,6 +157,16 @@ describe("deckhand-server", () => {
     const { code, stderr } = await run(["--port", "http"]);
     expect(code).toBe(2);
     expect(stderr).toContain("--port must be a whole number from 0 to 65535");
+  });
+
+  it("reads --log-format (json or pretty, also DECKHAND_LOG_FORMAT), and refuses another", () => {
+    const format = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+      (parseCommand(argv, env) as { logFormat?: string }).logFormat;
+    expect(format([])).toBeUndefined();
+    expect(format(["--log-format", "json"])).toBe("json");
+    expect(format([], { DECKHAND_LOG_FORMAT: "pretty" })).toBe("pretty");
+    expect(format(["--log-format=json"], { DECKHAND_LOG_FORMAT: "pretty" })).toBe("json");
+    expect(() => parseCommand(["--log-format", "xml"], {})).toThrow(/--log-format must be json .* or pretty/);
   });
 
   it("reads --screenshot-retention in days (0: no screenshots), and refuses what is not one", () => {

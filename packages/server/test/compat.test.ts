@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { match, ScriptedReply, type ScriptedRequest } from "@deckhand/testkit";
-import { findChrome } from "deckhand";
+import { findChrome, launchChrome } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   cdpCall,
@@ -72,6 +72,24 @@ describe("bare legacy model names", () => {
   it("maps claude-3-7-sonnet-latest to anthropic", async () => {
     const id = await svc.start({ modelName: "claude-3-7-sonnet-latest" });
     expect(svc.service.sessions.get(id)!.defaults.modelName).toBe("anthropic/claude-3-7-sonnet-latest");
+    await ok(await svc.op(id, "end"));
+  });
+
+  it("says how a client gives the model's key: the x-model-api-key header or the model object, not a variable", async () => {
+    const id = await svc.start({ explicitInstructions: false });
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
+    const response = await svc.op(id, "act", {
+      input: "click the increment button",
+      options: { model: "anthropic/claude-sonnet-4-5" },
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.code).toBe("MISSING_LLM_CONFIGURATION");
+    expect(body.error).toContain("No API key for anthropic/claude-sonnet-4-5.");
+    expect(body.error).toContain("`x-model-api-key` header");
+    expect(body.error).not.toMatch(/environment|ANTHROPIC_API_KEY|llmClient/);
+    // The advice the message ends with, for a client that words it in its own terms.
+    expect(body.error.endsWith(body.details.howToFix)).toBe(true);
     await ok(await svc.op(id, "end"));
   });
 
@@ -157,6 +175,47 @@ describe("bare legacy model names", () => {
     await ok(await svc.op(id, "end"));
   });
 
+  it("lets agentConfig.mode win over the deprecated cua: true, as the reference does", async () => {
+    const id = await svc.start();
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
+    const isAgent = (r: ScriptedRequest) => r.tools.some((t) => t.name === "done");
+    const agentRule = fx.model.on(isAgent, () =>
+      ScriptedReply.toolCalls({
+        name: "done",
+        arguments: { reasoning: "nothing to do", taskComplete: true },
+      }),
+    );
+    const verifyRule = fx.model.on(match.schemaProperty("goalReached"), {
+      goalReached: true,
+      evidence: "shown",
+    });
+    try {
+      // The scripted model is no computer-use model: in cua mode this would be a 422.
+      const answer = await ok<{ result: { success: boolean; completed: boolean } }>(
+        await svc.op(
+          id,
+          "agentExecute",
+          {
+            agentConfig: {
+              cua: true,
+              mode: "dom",
+              model: { modelName: "openai/gpt-4.1-mini", baseURL: fx.model.baseURL },
+            },
+            executeOptions: { instruction: "say done", maxSteps: 3 },
+          },
+          { headers: WITH_MODEL_KEY },
+        ),
+      );
+      expect(answer.result).toMatchObject({ success: true, completed: true });
+      // The DOM agent's own tools were offered to the model.
+      expect(fx.model.requests.filter(isAgent)).not.toHaveLength(0);
+    } finally {
+      agentRule.remove();
+      verifyRule.remove();
+    }
+    await ok(await svc.op(id, "end"));
+  });
+
   it("still refuses a bare name of no known family, saying what is expected", async () => {
     await expectError(
       await svc.call("/v1/sessions/start", { json: { modelName: "mystery-model-7" } }),
@@ -239,7 +298,7 @@ describe("start body forms", () => {
     await ok(await svc.op(id, "end"));
   });
 
-  it("answers an unreachable browser.cdpUrl with a 400 naming it, not a 500", async () => {
+  it("takes a browser.cdpUrl where nothing answers yet, says so at first use, and attaches once it answers", async () => {
     // A port that was free a moment ago: nothing listens there.
     const port = await new Promise<number>((resolve) => {
       const server = createServer().listen(0, "127.0.0.1", () => {
@@ -247,13 +306,55 @@ describe("start body forms", () => {
         server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
       });
     });
-    for (const cdpUrl of [`ws://127.0.0.1:${port}/devtools/browser/x`, `http://127.0.0.1:${port}`]) {
-      const response = await svc.call("/v1/sessions/start", {
-        json: { browser: { type: "local", cdpUrl, launchOptions: { connectTimeoutMs: 2000 } } },
-      });
-      await expectError(response, 400, "INVALID_REQUEST", "`browser.cdpUrl`");
+    const response = await svc.call("/v1/sessions/start", {
+      json: {
+        browser: {
+          type: "local",
+          cdpUrl: `http://127.0.0.1:${port}`,
+          launchOptions: { connectTimeoutMs: 2000 },
+        },
+      },
+    });
+    expect(response.status).toBe(200);
+    const started = (await response.json()).data as { sessionId: string; cdpUrl: string; available: boolean };
+    expect(started.available).toBe(true);
+    // The service's own CDP proxy, where the session's allow-list holds, not the caller's address.
+    expect(started.cdpUrl).toMatch(
+      new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/v1/sessions/${started.sessionId}/cdp\\?token=`),
+    );
+    expect(svc.service.sessions.get(started.sessionId)).toBeUndefined();
+    // First use, still nothing there: a clear error naming the field, and the session waits.
+    await expectError(
+      await svc.op(started.sessionId, "navigate", { url: fx.site.url("index.html") }),
+      502,
+      "CDP_URL_UNREACHABLE",
+      "browser.cdpUrl",
+    );
+    const own = await launchChrome({ headless: true, port, args: ["--no-first-run"] });
+    try {
+      // The browser's own word that its DevTools endpoint answers.
+      expect((await fetch(`http://127.0.0.1:${port}/json/version`)).status).toBe(200);
+      await ok(await svc.op(started.sessionId, "navigate", { url: fx.site.url("index.html") }));
+      const { targetInfos } = await cdpCall<{ targetInfos: { url: string }[] }>(
+        own.wsEndpoint!,
+        "Target.getTargets",
+      );
+      expect(targetInfos.map((t) => t.url)).toContain(fx.site.url("index.html"));
+      await ok(await svc.op(started.sessionId, "end"));
+    } finally {
+      await own.kill();
     }
-    expect(svc.service.sessions.size).toBe(0);
+  });
+
+  it("still refuses at once a browser.cdpUrl that is not a DevTools address", async () => {
+    await expectError(
+      await svc.call("/v1/sessions/start", {
+        json: { browser: { type: "local", cdpUrl: "ftp://127.0.0.1:9/" } },
+      }),
+      400,
+      "INVALID_REQUEST",
+      "`browser.cdpUrl`",
+    );
   });
 });
 

@@ -57,6 +57,7 @@ describe("error answers", () => {
     expect(await response.json()).toEqual({
       success: false,
       error: "The request body is not valid JSON.",
+      message: "The request body is not valid JSON.",
       code: "INVALID_JSON",
     });
   });
@@ -109,7 +110,7 @@ describe("error answers", () => {
       headers: { "content-type": "application/json" },
     });
     expect(end.status).toBe(200);
-    expect(await end.json()).toEqual({ success: true, data: { success: true } });
+    expect(await end.json()).toEqual({ success: true });
     const act = await service.call(`/v1/sessions/${session.id}/act`, {
       method: "POST",
       json: { input: "x" },
@@ -176,6 +177,7 @@ describe("error answers", () => {
         success: false,
         code: "ELEMENT_NOT_FOUND",
         error: (failWith as Error).message,
+        message: (failWith as Error).message,
         details: { selector: "//button[@id='buy']", reason: "not-found" },
       });
       failWith = new ServiceInvalidArgumentError("method 'dance' is not supported");
@@ -217,6 +219,8 @@ describe("error answers", () => {
     expect(await response.json()).toEqual({
       success: false,
       error: "No route GET /nowhere. See GET /v1/openapi.json for the API.",
+      // The reference service's clients read `message`.
+      message: "No route GET /nowhere. See GET /v1/openapi.json for the API.",
       code: "NOT_FOUND",
     });
   });
@@ -247,6 +251,7 @@ describe("routes without a handler", () => {
     expect(await response.json()).toEqual({
       success: false,
       error: "not implemented yet",
+      message: "not implemented yet",
       code: "NOT_IMPLEMENTED",
     });
   });

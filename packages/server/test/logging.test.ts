@@ -1,4 +1,6 @@
+import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger, defaultLogFormat } from "../src/logger.ts";
 import { redactSecrets } from "../src/redact.ts";
 import type { SessionHandlers } from "../src/routes/handlers.ts";
 import { startService, type TestService } from "./helpers.ts";
@@ -33,6 +35,73 @@ describe("logging", () => {
     expect(codes).not.toContain(null);
     expect(codes).toContain(ok.status);
     expect(codes).toContain(401);
+  });
+
+  it("writes one line per request: its method, path, status and time; a viewer's static assets at debug", async () => {
+    const session = await service.session();
+    const before = service.logs().length;
+    const replay = await service.call(`/v1/sessions/${session.id}/replay`, { method: "GET" });
+    expect(replay.status).toBe(200);
+    const asset = await fetch(`${service.url}/devtools-frontend/inspector.html`);
+    await asset.arrayBuffer();
+    const thumbnail = await fetch(`${service.url}/v1/sessions/${session.id}/view/screenshots/1.jpg?token=x`);
+    await thumbnail.arrayBuffer();
+    const lines = service.logs().slice(before) as {
+      msg: string;
+      level: number;
+      reqId?: string;
+      req?: { method: string; url: string };
+      res?: { statusCode: number };
+      responseTime?: number;
+    }[];
+    // Fastify's "incoming request" line is gone: one line, when the answer is complete.
+    expect(lines.filter((line) => line.msg === "incoming request")).toEqual([]);
+    const completed = lines.filter((line) => line.msg === "request completed");
+    const replayLines = completed.filter((line) => line.req?.url === `/v1/sessions/${session.id}/replay`);
+    expect(replayLines).toHaveLength(1);
+    expect(replayLines[0]).toMatchObject({ level: 30, req: { method: "GET" }, res: { statusCode: 200 } });
+    expect(replayLines[0]!.responseTime).toBeGreaterThanOrEqual(0);
+    const assetLines = completed.filter(
+      (line) =>
+        line.req?.url.startsWith("/devtools-frontend/") || line.req?.url.includes("/view/screenshots/"),
+    );
+    expect(assetLines).toHaveLength(2);
+    for (const line of assetLines) expect(line.level).toBe(20);
+    // One line per request: no request id appears twice.
+    const ids = completed.map((line) => line.reqId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("prints readable lines with pino's pretty printer, with the same redaction", async () => {
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    const logger = createLogger({ format: "pretty", destination: out as unknown as never });
+    logger.info(
+      { options: { model: { modelName: "openai/gpt-4.1-mini", apiKey: "sk-pretty-secret-6" } } },
+      "act options",
+    );
+    logger.info(
+      {
+        req: { method: "GET", url: "/v1/sessions/abc/replay" },
+        res: { statusCode: 200 },
+        responseTime: 12.4,
+      },
+      "request completed",
+    );
+    logger.flush();
+    const lines = text.trim().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/INFO.*act options/);
+    expect(lines[0]).toContain("[redacted]");
+    expect(lines[1]).toMatch(/INFO.*GET \/v1\/sessions\/abc\/replay 200 12 ms/);
+    expect(text).not.toContain("sk-pretty-secret-6");
+    expect(() => JSON.parse(lines[1]!)).toThrow();
+    // Readable on a terminal, JSON anywhere else.
+    expect(defaultLogFormat({ isTTY: true })).toBe("pretty");
+    expect(defaultLogFormat({ isTTY: false })).toBe("json");
   });
 
   it("never writes API keys, authorization headers, model keys or variable values", async () => {

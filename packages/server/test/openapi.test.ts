@@ -109,6 +109,7 @@ describe("GET /v1/openapi.json", () => {
         "browserbase-cache-bypass",
         "x-sdk-version",
         "x-stream-response",
+        "x-stream-event-names",
       ].sort(),
     );
     const ok = (act.responses as Record<string, Json>)["200"]!.content as Record<string, { schema: Json }>;

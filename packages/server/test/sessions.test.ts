@@ -185,7 +185,7 @@ describe("SessionEnd", () => {
     const { cdp } = svc.service.sessions.get(id)!;
     const end = await svc.op(id, "end");
     expect(end.status).toBe(200);
-    expect(await end.json()).toEqual({ success: true, data: { success: true } });
+    expect(await end.json()).toEqual({ success: true });
 
     expect(await browserContextsOf(cdp)).not.toContain(cdp.contextId);
     const targetInfos = await browserTargetsOf(cdp);

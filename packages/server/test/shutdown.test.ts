@@ -78,6 +78,7 @@ describe("SIGTERM with operations in flight", () => {
     expect(await json.json()).toEqual({
       success: false,
       error: expect.stringContaining("shutting down"),
+      message: expect.stringContaining("shutting down"),
       code: "SHUTTING_DOWN",
     });
     const events = parseEvents(await text);

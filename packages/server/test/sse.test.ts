@@ -4,18 +4,38 @@ import { startService, type TestService } from "./helpers.ts";
 
 const actResult = { success: true, message: "clicked", actionDescription: "click the button" };
 
-/** Splits an SSE body into its events, checking the framing on the way. */
-function parseEvents(text: string): Array<{ type: string; id: string; data: Record<string, unknown> }> {
+/**
+ * Splits an SSE body into its events, checking the framing on the way: each block is an
+ * `event: <status>` line and one `data:` line, or (`named: false`) the `data:` line alone.
+ */
+function parseEvents(
+  text: string,
+  named = true,
+): Array<{ type: string; id: string; data: Record<string, unknown> }> {
   expect(text.endsWith("\n\n")).toBe(true);
   return text
     .slice(0, -2)
     .split("\n\n")
     .map((block) => {
-      // One `data:` line per event, and nothing else (no `event:` line).
-      expect(block.split("\n")).toHaveLength(1);
-      expect(block.startsWith("data: ")).toBe(true);
-      return JSON.parse(block.slice("data: ".length));
+      const lines = block.split("\n");
+      expect(lines).toHaveLength(named ? 2 : 1);
+      const dataLine = lines.at(-1)!;
+      expect(dataLine.startsWith("data: ")).toBe(true);
+      const event = JSON.parse(dataLine.slice("data: ".length));
+      if (named) expect(lines[0]).toBe(`event: ${event.data.status}`);
+      return event;
     });
+}
+
+/**
+ * What the reference's hand-written TypeScript client does with a stream body: split on blank
+ * lines, skip every block that does not start with `data: `, parse the rest of the block as JSON.
+ */
+function referenceClientRead(text: string): Array<{ type: string; data: Record<string, unknown> }> {
+  return text
+    .split("\n\n")
+    .filter((block) => block.startsWith("data: "))
+    .map((block) => JSON.parse(block.slice("data: ".length)));
 }
 
 describe("Server-Sent Events", () => {
@@ -91,23 +111,14 @@ describe("Server-Sent Events", () => {
     expect(events.at(-1)?.data).toEqual({ status: "finished", result: actResult, actionId: "action-1" });
   });
 
-  it("keeps data-only blocks for the reference's TypeScript client (x-language: typescript)", async () => {
-    mode = "ok";
-    const session = await service.session();
-    const response = await service.call(`/v1/sessions/${session.id}/act`, {
-      method: "POST",
-      headers: { "x-stream-response": "true", "x-language": "typescript", "x-sdk-version": "3.0.1" },
-      json: { input: "click the button" },
-    });
-    // parseEvents fails on any line that is not the block's one `data:` line.
-    const events = parseEvents(await response.text());
-    expect(events.at(-1)?.data.status).toBe("finished");
-  });
-
   for (const [client, headers] of [
+    ["a plain client", {}],
+    [
+      "the reference's integration tests (x-language: typescript)",
+      { "x-language": "typescript", "x-sdk-version": "3.0.1" },
+    ],
     ["a generated SDK saying its language and version", { "x-language": "python", "x-sdk-version": "0.5.0" }],
     ["a Stainless-generated SDK", { "x-stainless-lang": "go", "x-stainless-package-version": "0.3.0" }],
-    ["a generated SDK known by its user agent", { "user-agent": "Stagehand/Python 0.5.0" }],
   ] as const) {
     it(`sends an event: <status> line before each data line to ${client}`, async () => {
       mode = "ok";
@@ -117,19 +128,45 @@ describe("Server-Sent Events", () => {
         headers: { "x-stream-response": "true", ...headers },
         json: { input: "click the button" },
       });
-      const text = await response.text();
-      const blocks = text.slice(0, -2).split("\n\n");
-      const statuses = blocks.map((block) => {
-        const [eventLine, dataLine, ...rest] = block.split("\n");
-        expect(rest).toEqual([]);
-        expect(dataLine?.startsWith("data: ")).toBe(true);
-        const event = JSON.parse(dataLine!.slice("data: ".length));
-        expect(eventLine).toBe(`event: ${event.data.status}`);
-        return event.data.status;
-      });
+      const statuses = parseEvents(await response.text()).map((event) => event.data.status);
       expect(statuses).toEqual(["starting", "connected", "running", "running", "running", "finished"]);
     });
   }
+
+  it("sends data-only blocks to the reference's hand-written TypeScript client, which drops any other block", async () => {
+    mode = "ok";
+    const session = await service.session();
+    // The headers that client sends with every request.
+    const headers = {
+      "x-stream-response": "true",
+      "x-language": "typescript",
+      "x-sdk-version": "3.0.1",
+      "x-bb-session-id": session.id,
+    };
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers,
+      json: { input: "click the button" },
+    });
+    const text = await response.text();
+    parseEvents(text, false);
+    expect(referenceClientRead(text).at(-1)?.data).toEqual({
+      status: "finished",
+      result: actResult,
+      actionId: "action-1",
+    });
+  });
+
+  it("sends data-only blocks when the client asks with x-stream-event-names: false", async () => {
+    mode = "ok";
+    const session = await service.session();
+    const response = await service.call(`/v1/sessions/${session.id}/act`, {
+      method: "POST",
+      headers: { "x-stream-response": "true", "x-stream-event-names": "false" },
+      json: { input: "click the button" },
+    });
+    expect(parseEvents(await response.text(), false).at(-1)?.data.status).toBe("finished");
+  });
 
   it("answers plain JSON when no stream was asked for, with data.result equal to the stream's result", async () => {
     mode = "ok";

@@ -181,6 +181,19 @@ describe("the session page", () => {
       await img.scrollIntoViewIfNeeded();
       await page.waitForFunction((el) => (el as HTMLImageElement).complete, await img.elementHandle());
       expect(await img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
+      // The whole picture, not cropped at the sides: the box has the picture's own proportions.
+      const shape = await img.evaluate((el) => {
+        const image = el as HTMLImageElement;
+        const box = image.getBoundingClientRect();
+        const border = 2;
+        return {
+          box: (box.height - border) / (box.width - border),
+          picture: image.naturalHeight / image.naturalWidth,
+          fit: getComputedStyle(image).objectFit,
+        };
+      });
+      expect(shape.fit).toBe("contain");
+      expect(Math.abs(shape.box - shape.picture)).toBeLessThan(0.02);
     }
     const first = after.first();
     const small = await first.boundingBox();
@@ -201,7 +214,31 @@ describe("the session page", () => {
       },
     );
     expect(await live.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(100);
+    // No empty band below the picture: the box has the frame's proportions.
+    const shape = await live.evaluate((el) => {
+      const image = el as HTMLImageElement;
+      const box = image.getBoundingClientRect();
+      return { box: (box.height - 2) / (box.width - 2), picture: image.naturalHeight / image.naturalWidth };
+    });
+    expect(Math.abs(shape.box - shape.picture)).toBeLessThan(0.02);
     await page.context().close();
+  });
+
+  it("shows the steps done since, on reload of a live session's page", async () => {
+    const live = await start();
+    await ok(await svc.op(live.sessionId, "navigate", { url: fx.site.url("form.html") }));
+    const { page } = await openInBrowser(live.sessionUrl);
+    // The page holds the live view's stream open while it is reloaded.
+    expect(await page.locator("img#live-view").count()).toBe(1);
+    expect(await page.locator("li.step").count()).toBe(1);
+    await ok(await svc.op(live.sessionId, "navigate", { url: fx.site.url("index.html") }));
+    await page.reload({ waitUntil: "domcontentloaded" });
+    expect(await page.locator("li.step .instruction").allTextContents()).toEqual([
+      fx.site.url("form.html"),
+      fx.site.url("index.html"),
+    ]);
+    await page.context().close();
+    await ok(await svc.op(live.sessionId, "end"));
   });
 
   it("a link of another session, a tampered or an expired one, shows nothing of any session", async () => {
@@ -353,6 +390,46 @@ describe("variable values in screenshots", () => {
       await page.evaluate(() => (document.querySelector("#name") as HTMLInputElement).style.cssText),
     ).toBe("");
     expect(await page.locator("#name").inputValue()).toBe(secret);
+    await svc.op(id, "end");
+  });
+});
+
+describe("variable values in an iframe's fields", () => {
+  it("are hidden in screenshots too, in an iframe of another site (out of process)", async () => {
+    const secret = "QQXXQQXXQQXXQQXX";
+    fx.site.route("/secret-frame.html", (_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end(
+        `<!doctype html><title>Frame</title><label>Card <input id="card" size="30" ` +
+          `style="font:32px monospace" value="${secret}"></label>`,
+      );
+    });
+    fx.site.route("/framed.html", (_req, res) => {
+      res.setHeader("content-type", "text/html; charset=utf-8");
+      res.end(
+        `<!doctype html><title>Framed</title><h1>Checkout</h1>` +
+          `<iframe src="${fx.site.crossUrl("secret-frame.html")}" width="700" height="200"></iframe>`,
+      );
+    });
+    const session = await start();
+    const id = session.sessionId;
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("framed.html") }));
+    const live = svc.service.sessions.get(id)!;
+    const page = live.dh.context.activePage()!;
+    const frame = page.frames().find((f) => f.url.includes("secret-frame.html"))!;
+    expect(await frame.evaluate(() => (document.querySelector("#card") as HTMLInputElement).value)).toBe(
+      secret,
+    );
+    const shots = (await import("../src/viewer/step-screenshots.ts")).StepScreenshots;
+    const capture = new shots(svc.store, svc.service.app.log);
+    const masked = (await capture.capture(page, [secret]))!;
+    const plain = (await capture.capture(page, []))!;
+    // The value is only in the iframe: a picture with it hidden differs from one without.
+    expect(await imageDifference(masked, plain)).toBeGreaterThan(0.05);
+    // Shown again afterwards.
+    expect(
+      await frame.evaluate(() => (document.querySelector("#card") as HTMLInputElement).style.cssText),
+    ).toBe("font: 32px monospace;");
     await svc.op(id, "end");
   });
 });

@@ -170,8 +170,8 @@ function recordedTools(tools: ToolSet, state: RunState, host: AgentHost): ToolSe
 }
 
 function modeOf(config: AgentConfig): "dom" | "hybrid" | "cua" {
-  if (config.cua === true) return "cua";
-  const mode = config.mode ?? "dom";
+  // `mode` wins over the deprecated `cua: true` when both are given, as in the reference library.
+  const mode = config.mode ?? (config.cua === true ? "cua" : "dom");
   if (!["dom", "hybrid", "cua"].includes(mode))
     throw new ServiceInvalidArgumentError(
       `agent mode must be "dom", "hybrid" or "cua", got ${JSON.stringify(mode)}.`,

@@ -29,6 +29,12 @@ export class LifecycleWatcher {
   private readonly seen = new Map<string, Map<string, Set<string>>>();
   /** Frames that were asked to navigate (a link, a form, a script) and have not committed yet, since when. */
   private readonly requested = new Map<string, number>();
+  /** Navigations asked for that have neither committed nor stopped loading: when, and where to. */
+  private readonly asked = new Map<string, { at: number; url: string }>();
+  /** How each frame's last asked-for navigation ended: when it was asked for, where to, whether it committed. */
+  private readonly outcomes = new Map<string, { at: number; url: string; committed: boolean }>();
+  /** Called when a frame's asked-for navigation ends (see navigationEnded). */
+  private readonly endListeners = new Set<(frameId: string) => void>();
   private readonly documentStatus = new Map<string, number>();
   /** The session that reports the main frame's events. */
   private readonly session: CdpSession;
@@ -41,14 +47,30 @@ export class LifecycleWatcher {
     session.on("Page.lifecycleEvent", (e) => this.record(e.frameId, e.loaderId, e.name));
     session.on("Page.frameRequestedNavigation", (e) => {
       // A download or a new window commits nothing here.
-      if (e.disposition === "currentTab") this.requested.set(e.frameId, Date.now());
+      if (e.disposition !== "currentTab") return;
+      this.requested.set(e.frameId, Date.now());
+      this.asked.set(e.frameId, { at: Date.now(), url: e.url });
     });
     const settled = (e: { frameId: string } | { frame: { id: string } }) =>
       this.requested.delete("frameId" in e ? e.frameId : e.frame.id);
+    // Whether the navigation asked for ended in a commit: a new document (or a same-document step),
+    // or the frame stopped loading without one. (A "cleared scheduled navigation" is no end: the
+    // browser sends it as the navigation starts.)
+    const ended = (committed: boolean) => (e: { frameId: string } | { frame: { id: string } }) => {
+      const frameId = "frameId" in e ? e.frameId : e.frame.id;
+      const asked = this.asked.get(frameId);
+      if (!asked) return;
+      this.asked.delete(frameId);
+      this.outcomes.set(frameId, { ...asked, committed });
+      for (const listener of [...this.endListeners]) listener(frameId);
+    };
     session.on("Page.frameNavigated", settled);
     session.on("Page.navigatedWithinDocument", settled);
     session.on("Page.frameStoppedLoading", settled);
     session.on("Page.frameClearedScheduledNavigation", settled);
+    session.on("Page.frameNavigated", ended(true));
+    session.on("Page.navigatedWithinDocument", ended(true));
+    session.on("Page.frameStoppedLoading", ended(false));
     session.on("Network.responseReceived", (e) => {
       if (e.type === "Document") this.documentStatus.set(e.loaderId, e.response.status);
     });
@@ -63,6 +85,42 @@ export class LifecycleWatcher {
   forget(frameId: string): void {
     this.seen.delete(frameId);
     this.requested.delete(frameId);
+    this.asked.delete(frameId);
+    this.outcomes.delete(frameId);
+  }
+
+  /**
+   * The navigation a frame was asked for at or after `since` (Date.now()): still pending, ended
+   * with a commit, or ended without one (an empty response, a download, cancelled); undefined when
+   * there was none.
+   */
+  navigationSince(
+    frameId: string,
+    since: number,
+  ): { url: string; state: "pending" | "committed" | "not committed" } | undefined {
+    const pending = this.asked.get(frameId);
+    if (pending && pending.at >= since) return { url: pending.url, state: "pending" };
+    const outcome = this.outcomes.get(frameId);
+    if (outcome && outcome.at >= since)
+      return { url: outcome.url, state: outcome.committed ? "committed" : "not committed" };
+    return undefined;
+  }
+
+  /** Resolves when an asked-for navigation of `frameId` ends (or `signal` aborts). */
+  navigationEnded(frameId: string, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.endListeners.delete(listener);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const listener = (id: string) => {
+        if (id === frameId) done();
+      };
+      this.endListeners.add(listener);
+      if (signal.aborted) done();
+      else signal.addEventListener("abort", done, { once: true });
+    });
   }
 
   /** Navigations asked for (within the last `maxAgeMs`) that have not committed a document yet. */

@@ -5,6 +5,7 @@
 
 import { writeFile } from "node:fs/promises";
 import type { Protocol } from "devtools-protocol";
+import type { Deadline } from "../deadline.ts";
 import { type ServiceError, ServiceInvalidArgumentError, ServiceTargetClosedError } from "../errors.ts";
 import type { CdpSession } from "./cdp/connection.ts";
 import type { Context } from "./context.ts";
@@ -312,6 +313,55 @@ export class Page {
    */
   private async confirmCommit(loaderId: string): Promise<void> {
     if (this.mainFrame().loaderId === loaderId) return;
+    const { frameTree } = await this.session.send("Page.getFrameTree");
+    if (frameTree.frame.loaderId !== this.mainFrame().loaderId)
+      this.tree.adoptMainCommit(frameTree, this.session);
+  }
+
+  /**
+   * @internal After Deckhand's input that began at `since` (Date.now()): when it made the main
+   * frame ask for a navigation (a link, a form, a script setting location), waits until that
+   * navigation commits, so that url() is the new document's, or ends without committing; for at
+   * most `maxWaitMs` within `deadline`. The input's events come before the answer to one round trip
+   * to the page (the renderer sends both, in order). Says how it went and where it was going.
+   */
+  async awaitInputNavigation(
+    since: number,
+    deadline: Deadline,
+    maxWaitMs: number,
+  ): Promise<{ url: string; state: "pending" | "committed" | "not committed" } | undefined> {
+    if (this.closedError) return undefined;
+    const main = () => this.mainFrame().id;
+    try {
+      await deadline.race(this.session.send("Page.getFrameTree"));
+    } catch {
+      if (deadline.aborted || this.closedError) return undefined;
+    }
+    let navigation = this.lifecycle.navigationSince(main(), since);
+    if (navigation?.state === "pending") {
+      const wait = deadline.child("waiting for the navigation the action started", deadline.cap(maxWaitMs));
+      try {
+        while (navigation?.state === "pending" && !wait.aborted && !this.closedError) {
+          const ended = this.lifecycle.navigationEnded(main(), wait.signal);
+          navigation = this.lifecycle.navigationSince(main(), since);
+          if (navigation?.state !== "pending") break;
+          await ended;
+          navigation = this.lifecycle.navigationSince(main(), since);
+        }
+      } finally {
+        wait.dispose();
+      }
+    }
+    return navigation;
+  }
+
+  /**
+   * @internal Brings the main frame up to date with the page after someone else navigated it (the
+   * service, for a REMOTE act): the frame tree the page answers with is the newest word, whether or
+   * not this connection has had the commit's event yet.
+   */
+  async syncMainFrame(): Promise<void> {
+    if (this.closedError) return;
     const { frameTree } = await this.session.send("Page.getFrameTree");
     if (frameTree.frame.loaderId !== this.mainFrame().loaderId)
       this.tree.adoptMainCommit(frameTree, this.session);

@@ -18,11 +18,12 @@ import {
   ServiceNavigationError,
   ServiceTimeoutError,
   UnsupportedModelError,
+  withModelAdvice,
 } from "../errors.ts";
 import type { ToolResult } from "../tools/definitions.ts";
 import type { LogLine } from "../types.ts";
 import { type Parsed, parseArgs, UsageError, usage } from "./args.ts";
-import { closeKept, openSession } from "./session.ts";
+import { closeKept, openSession, ServiceUnreachableError } from "./session.ts";
 
 /** Exit codes: one per kind of failure a script may want to tell apart. */
 export const EXIT = {
@@ -47,6 +48,7 @@ function exitCodeOf(error: unknown): number {
     return EXIT.needsModel;
   if (error instanceof ServiceTimeoutError) return EXIT.timeout;
   if (
+    error instanceof ServiceUnreachableError ||
     error instanceof ServiceApiError ||
     error instanceof BrowserbaseSessionNotFoundError ||
     error instanceof MissingEnvironmentVariableError
@@ -62,11 +64,29 @@ function exitCodeOf(error: unknown): number {
   return EXIT.other;
 }
 
+/**
+ * What to do when a model (or its key, or its address) was missing, in the command's terms: its
+ * flags and the provider's variable, not the library's options.
+ */
+function cliModelAdvice(error: MissingLLMConfigurationError): string {
+  if (error.missing === "baseURL") return "Pass --base-url with the address of the model's server.";
+  const variable = error.keyEnv
+    ? error.keyEnv.split(", ")[0]
+    : "the provider's key variable (OPENAI_API_KEY, ...)";
+  return (
+    `Set ${variable} in the environment (and --model provider/model for another model), or write an explicit ` +
+    'instruction that names one element ("click the Sign in button").'
+  );
+}
+
+/** The error's message, its advice in the command's terms. */
+function messageOf(error: unknown): string {
+  return withModelAdvice(error, cliModelAdvice);
+}
+
 /** What to do about an error, after its message. */
 function adviceFor(code: number): string {
   switch (code) {
-    case EXIT.needsModel:
-      return "Pass --model provider/model with its key in the environment (for example OPENAI_API_KEY), or write an explicit instruction that names one element.";
     case EXIT.usage:
       return "See deckhand help.";
     case EXIT.timeout:
@@ -116,7 +136,7 @@ function printer(asJson: boolean): Printer {
       process.stdout.write(`${dim(`${spent} · ${extra.ms} ms`)}\n`);
     },
     error(command, error, code) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       if (asJson) {
         const name = error instanceof Error ? error.name : "Error";
         process.stdout.write(
@@ -137,13 +157,29 @@ function progressLogger(print: Printer): (line: LogLine) => void {
   };
 }
 
+/**
+ * A usage mistake: with JSON output, one JSON object on stdout like every other outcome (the
+ * usage is in it); on a terminal, the message and the usage on stderr.
+ */
+function usageError(asJson: boolean, command: string, message: string, help: string): number {
+  if (asJson) {
+    process.stdout.write(
+      `${JSON.stringify({ ok: false, command, error: { name: "UsageError", message, usage: help }, exitCode: EXIT.usage })}\n`,
+    );
+  } else {
+    process.stderr.write(`${message}\n\n${help}\n`);
+  }
+  return EXIT.usage;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   let parsed: Parsed;
   try {
     parsed = parseArgs(argv);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${usage(argv[0])}\n`);
-    return EXIT.usage;
+    // The options could not be read: --json is looked for as it was written.
+    const asJson = argv.includes("--json") || !process.stdout.isTTY;
+    return usageError(asJson, argv[0] ?? "", (error as Error).message, usage(argv[0]));
   }
   const asJson = parsed.common.json || !process.stdout.isTTY;
   const print = printer(asJson);
@@ -167,17 +203,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.done;
   }
   const tool = parsed.tool;
-  if (!tool) {
-    process.stderr.write(`Unknown command ${JSON.stringify(parsed.command)}.\n\n${usage()}\n`);
-    return EXIT.usage;
-  }
+  if (!tool)
+    return usageError(asJson, parsed.command, `Unknown command ${JSON.stringify(parsed.command)}.`, usage());
   const input = tool.input.safeParse(parsed.input);
   if (!input.success) {
     const issue = input.error.issues[0]!;
-    process.stderr.write(
-      `${parsed.command}: ${issue.path.join(".") || "input"}: ${issue.message}\n\n${usage(parsed.command)}\n`,
+    return usageError(
+      asJson,
+      parsed.command,
+      `${parsed.command}: ${issue.path.join(".") || "input"}: ${issue.message}`,
+      usage(parsed.command),
     );
-    return EXIT.usage;
   }
 
   const started = performance.now();

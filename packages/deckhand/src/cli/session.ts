@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { Deckhand } from "../deckhand.ts";
+import { ServiceBrowserClosedError, ServiceError, ServiceInitError } from "../errors.ts";
 import type { DeckhandOptions } from "../options.ts";
 import type { LogLine } from "../types.ts";
 import type { CommonOptions } from "./args.ts";
@@ -56,6 +57,28 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The service --remote names (or the one --keep-open kept) did not answer: exit code 6. */
+export class ServiceUnreachableError extends ServiceError {
+  override readonly code = "SERVICE_UNREACHABLE";
+}
+
+/**
+ * Why a REMOTE session could not start, in the command's terms: an address that does not answer
+ * names the flag it came from, not the library's `apiUrl` option.
+ */
+function remoteStartError(error: unknown, apiUrl: string, fromFlag: boolean): unknown {
+  const unreachable = error instanceof ServiceInitError && error.cause instanceof ServiceBrowserClosedError;
+  if (!unreachable) return error;
+  const why = /could not be reached \((.*)\)\. Is it running\?/.exec((error.cause as Error).message)?.[1];
+  return new ServiceUnreachableError(
+    `The Deckhand service at ${apiUrl} could not be reached${why ? ` (${why})` : ""}. Is it running? ` +
+      (fromFlag
+        ? "Check the address after --remote."
+        : "It is the one an earlier --keep-open kept; `deckhand close` forgets it."),
+    { cause: error },
+  );
+}
+
 /** Launch Chromium quietly: no calls home at start-up (harmless elsewhere, needed on closed networks). */
 const QUIET_ARGS = ["--disable-background-networking", "--disable-component-update", "--no-first-run"];
 
@@ -96,7 +119,11 @@ export async function openSession(
       ...(resume ? { sessionId: resume } : {}),
       ...(common.keepOpen || resume ? { keepAlive: true } : {}),
     });
-    await dh.init();
+    try {
+      await dh.init();
+    } catch (error) {
+      throw remoteStartError(error, apiUrl, common.remote !== undefined);
+    }
     if (common.keepOpen && dh.sessionId) writeKept({ kind: "remote", apiUrl, sessionId: dh.sessionId });
     return { dh, reused: resume !== undefined, done: () => dh.close() };
   }

@@ -113,16 +113,26 @@ function missingKeyError(
 ): MissingLLMConfigurationError {
   const env = provider.keyEnv[0] ?? "the provider's API key variable";
   const alternatives = provider.keyEnv.length > 1 ? ` (or ${provider.keyEnv.slice(1).join(", ")})` : "";
+  const keyEnv = provider.keyEnv.join(", ");
   if (isDefault) {
     return new MissingLLMConfigurationError(
-      `No model is configured, and the default model ${modelName} needs an API key. Set the environment variable ${env}${alternatives}, ` +
-        `or pass \`model\` (for example "anthropic/claude-sonnet-4-5", or { modelName: "${modelName}", apiKey: "..." }), or pass an \`llmClient\`.`,
+      `No model is configured, and the default model ${modelName} needs an API key.`,
+      {
+        howToFix:
+          `Set the environment variable ${env}${alternatives}, or pass \`model\` (for example ` +
+          `"anthropic/claude-sonnet-4-5", or { modelName: "${modelName}", apiKey: "..." }), or pass an \`llmClient\`.`,
+        missing: "key",
+        keyEnv,
+      },
     );
   }
-  return new MissingLLMConfigurationError(
-    `No API key for ${modelName}. Set the environment variable ${env}${alternatives}, ` +
-      `or pass it in the model object: { modelName: "${modelName}", apiKey: "..." }. Or pass an \`llmClient\`.`,
-  );
+  return new MissingLLMConfigurationError(`No API key for ${modelName}.`, {
+    howToFix:
+      `Set the environment variable ${env}${alternatives}, or pass it in the model object: ` +
+      `{ modelName: "${modelName}", apiKey: "..." }. Or pass an \`llmClient\`.`,
+    missing: "key",
+    keyEnv,
+  });
 }
 
 /**
@@ -184,9 +194,14 @@ export function resolveModel(
     provider.defaultBaseURL;
   if (provider.package === "@ai-sdk/openai-compatible" && !baseURL) {
     throw new MissingLLMConfigurationError(
-      `${modelName} needs the address of your ${provider.name} server: set \`baseURL\` in the model object ` +
-        `(for example { modelName: "${modelName}", baseURL: "http://127.0.0.1:8000/v1" })` +
-        (provider.baseURLEnv ? ` or the ${provider.baseURLEnv} environment variable.` : "."),
+      `${modelName} needs the address of your ${provider.name} server.`,
+      {
+        howToFix:
+          `Set \`baseURL\` in the model object (for example { modelName: "${modelName}", baseURL: ` +
+          `"http://127.0.0.1:8000/v1" })` +
+          (provider.baseURLEnv ? ` or the ${provider.baseURLEnv} environment variable.` : "."),
+        missing: "baseURL",
+      },
     );
   }
 

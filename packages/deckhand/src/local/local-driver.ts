@@ -35,6 +35,12 @@ import { outlineScript } from "../snapshot/in-page.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, ActResult, DeckhandMetrics, ModelConfiguration } from "../types.ts";
 
+/**
+ * Longest an act waits, after its input, for a navigation that input started to commit (a server
+ * slow to answer): a commit normally follows within a round trip to the site.
+ */
+const NAVIGATION_COMMIT_WAIT_MS = 10_000;
+
 export class LocalDriver implements Driver {
   readonly session: SessionInfo = { sessionId: undefined, sessionUrl: undefined, debugUrl: undefined };
   private readonly options: ResolvedOptions;
@@ -155,11 +161,13 @@ export class LocalDriver implements Driver {
 
   async act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult> {
     const ctx = this.context(page, call.model, deadline);
-    const result = await this.masked(() =>
+    const since = Date.now();
+    const done = await this.masked(() =>
       typeof call.input === "string"
         ? actWithModel(ctx, { instruction: call.input, variables: call.variables, cache: this.cache })
         : actOnAction(ctx, call.input, call.variables),
     );
+    const result = await this.afterNavigation(ctx.page, since, deadline, done);
     // What the result says is written from the page (element names, errors): a variable's value
     // the page shows appears as its %name%, as it did to the model.
     const mask = (text: string) => this.log.redactor.mask(text);
@@ -171,6 +179,29 @@ export class LocalDriver implements Driver {
         ? { actions: result.actions.map((a) => ({ ...a, description: mask(a.description) })) }
         : {}),
     };
+  }
+
+  /**
+   * An act whose input started a navigation of the page returns once it has committed, so that
+   * page.url() is the new document's at once (as after goto); one that did not commit says so.
+   */
+  private async afterNavigation(
+    page: Page,
+    since: number,
+    deadline: Deadline,
+    result: ActResult,
+  ): Promise<ActResult> {
+    if (!result.success || deadline.aborted) return result;
+    const navigation = await page.awaitInputNavigation(since, deadline, NAVIGATION_COMMIT_WAIT_MS);
+    if (!navigation || navigation.state === "committed") return result;
+    const note =
+      navigation.state === "pending"
+        ? `The page started a navigation to ${navigation.url} that had not committed after ` +
+          `${NAVIGATION_COMMIT_WAIT_MS / 1000} s; page.url() still shows the page before it.`
+        : `The page asked for a navigation to ${navigation.url} that did not commit (no new document: an ` +
+          "empty response, a download, or the page cancelled it).";
+    this.log.info("act", this.log.redactor.mask(note));
+    return { ...result, message: `${result.message} ${note}` };
   }
 
   observe(page: Page, call: ObserveCall, deadline: Deadline): Promise<Action[]> {

@@ -6,6 +6,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Deckhand } from "../deckhand.ts";
+import { type MissingLLMConfigurationError, withModelAdvice } from "../errors.ts";
 import { checkPageUrl } from "../page-url.ts";
 import { TOOLS, type ToolResult } from "../tools/definitions.ts";
 
@@ -32,9 +33,24 @@ export function toCallResult(result: ToolResult): CallToolResult {
   return { content, isError: !result.ok };
 }
 
-function errorResult(error: unknown): CallToolResult {
+/**
+ * How an MCP client gets a model for an instruction that needs one. The tools take no model: it is
+ * the server's to configure (`deckhand mcp --model ...` and the provider's key in its environment);
+ * an explicit instruction needs none.
+ */
+export type McpModelAdvice = (error: MissingLLMConfigurationError) => string;
+
+/** The advice of `deckhand mcp` (stdio), whose model comes from its command line and environment. */
+export const stdioModelAdvice: McpModelAdvice = (error) =>
+  error.missing === "baseURL"
+    ? "Start `deckhand mcp` with --base-url and the address of the model's server."
+    : `Start \`deckhand mcp\` with ${error.keyEnv ? error.keyEnv.split(", ")[0] : "the provider's key variable"} in its ` +
+      "environment (and --model provider/model for another model), or give the tool an explicit instruction " +
+      'that names one element ("click the Sign in button").';
+
+function errorResult(error: unknown, advice: McpModelAdvice): CallToolResult {
   const name = error instanceof Error ? error.name : "Error";
-  const message = error instanceof Error ? error.message : String(error);
+  const message = withModelAdvice(error, advice);
   return { content: [{ type: "text", text: `${name}: ${message}` }], isError: true };
 }
 
@@ -47,6 +63,8 @@ export interface McpServerOptions {
   allowFileUrls?: boolean;
   /** Said after refusing a file: URL: how to allow them, where the operator can. */
   fileUrlHint?: string;
+  /** What a tool says when an instruction needs a model and there is none (default: the stdio server's advice). */
+  modelAdvice?: McpModelAdvice;
 }
 
 /** A tool error that says why, in one sentence of the caller's own. */
@@ -64,6 +82,7 @@ export function createMcpServer(
 ): McpServer {
   const server = new McpServer({ name: "deckhand", version: VERSION });
   const allowFile = options.allowFileUrls === true;
+  const modelAdvice = options.modelAdvice ?? stdioModelAdvice;
   for (const tool of TOOLS) {
     server.registerTool(
       tool.name,
@@ -82,7 +101,7 @@ export function createMcpServer(
           const dh = await deckhand();
           return toCallResult(await tool.run(dh, input as never));
         } catch (error) {
-          return errorResult(error);
+          return errorResult(error, modelAdvice);
         }
       },
     );

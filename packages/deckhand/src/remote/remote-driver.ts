@@ -73,8 +73,12 @@ export class RemoteDriver implements Driver {
     };
   }
 
-  act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult> {
-    return this.remote.act(call.input, call.variables, this.callOptions(page, call, deadline));
+  async act(page: Page, call: ActCall, deadline: Deadline): Promise<ActResult> {
+    const result = await this.remote.act(call.input, call.variables, this.callOptions(page, call, deadline));
+    // The service returns once a navigation the act started has committed; this connection to the
+    // page may not have had the commit's event yet, and page.url() must say where the page is now.
+    if (result.success) await deadline.race(page.syncMainFrame()).catch(() => undefined);
+    return result;
   }
 
   observe(page: Page, call: ObserveCall, deadline: Deadline): Promise<Action[]> {

@@ -134,8 +134,10 @@ export class ServiceClient {
     } catch (error) {
       if (options.signal?.aborted)
         throw options.signal.reason ?? new ServiceCancelledError(`${method} ${path} was cancelled.`);
+      const code = ((error as Error).cause as { code?: unknown } | undefined)?.code;
       throw new ServiceBrowserClosedError(
-        `The Deckhand service at ${this.baseUrl} could not be reached (${(error as Error).message}). Is it running? ` +
+        `The Deckhand service at ${this.baseUrl} could not be reached (${(error as Error).message}` +
+          `${typeof code === "string" ? `: ${code}` : ""}). Is it running? ` +
           "Set apiUrl or PLATFORM_API_URL to its address.",
       );
     }

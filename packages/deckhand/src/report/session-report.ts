@@ -57,7 +57,7 @@ h1{font-size:18px;margin:0 0 8px;display:flex;gap:10px;align-items:center;flex-w
 main{max-width:1200px;margin:0 auto;padding:16px 24px 48px}
 .live{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px;margin-bottom:16px}
 .live h2{margin:0 0 8px;font-size:15px}
-.live img{width:100%;max-width:720px;aspect-ratio:16/10;object-fit:contain;object-position:top left;border:1px solid var(--line);border-radius:4px;display:block;background:var(--chip)}
+.live img{width:100%;max-width:720px;height:auto;aspect-ratio:auto 1288/711;object-fit:contain;border:1px solid var(--line);border-radius:4px;display:block;background:var(--chip)}
 section.page{margin:20px 0}
 section.page>h2{font-size:13px;font-weight:600;color:var(--muted);margin:0 0 8px;word-break:break-all}
 section.page>h2 a{color:var(--accent)}
@@ -78,7 +78,7 @@ summary{cursor:pointer;color:var(--accent);font-size:12.5px}
 pre{margin:6px 0 0;padding:8px;background:var(--chip);border-radius:4px;overflow:auto;max-height:320px;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
 .shots{display:flex;gap:8px;align-items:flex-start}
 figure{margin:0;text-align:center}
-figure img{width:176px;height:auto;aspect-ratio:16/10;object-fit:cover;object-position:top;border:1px solid var(--line);border-radius:4px;display:block;background:var(--chip)}
+figure img{width:176px;height:auto;aspect-ratio:auto 1288/711;object-fit:contain;border:1px solid var(--line);border-radius:4px;display:block;background:var(--chip)}
 figcaption{font-size:11px;color:var(--muted)}
 figure .close{display:none}
 figure:target{position:fixed;inset:0;z-index:10;background:rgba(0,0,0,.82);display:flex;flex-direction:column;align-items:center;justify-content:center;padding:24px}

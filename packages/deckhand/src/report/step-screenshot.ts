@@ -137,20 +137,26 @@ export async function captureStepScreenshot(
     timer = setTimeout(() => resolve(null), settings.timeoutMs ?? 3000);
   });
   const shot = (async () => {
-    let masked = false;
-    if (secrets.length > 0) {
-      await page.evaluate(maskSecrets, {
-        id: maskId,
-        secrets: [...secrets],
-        minSubstring: MIN_SUBSTRING_SECRET,
-        minText: MIN_TEXT_SECRET,
-      });
-      masked = true;
-    }
+    // Every frame with a document, iframes (same- or out-of-process) included: a value typed into
+    // a field of an iframe shows in the picture as much as one of the top document. A frame that
+    // cannot be masked means no picture.
+    const frames = secrets.length > 0 ? page.frames().filter((f) => f.hasDocument && !f.detached) : [];
+    const masked: typeof frames = [];
     try {
+      await Promise.all(
+        frames.map(async (frame) => {
+          await frame.evaluate(maskSecrets, {
+            id: maskId,
+            secrets: [...secrets],
+            minSubstring: MIN_SUBSTRING_SECRET,
+            minText: MIN_TEXT_SECRET,
+          });
+          masked.push(frame);
+        }),
+      );
       return await captureNow(page, settings.quality ?? 60);
     } finally {
-      if (masked) await page.evaluate(unmaskSecrets, maskId).catch(() => undefined);
+      await Promise.all(masked.map((frame) => frame.evaluate(unmaskSecrets, maskId).catch(() => undefined)));
     }
   })().catch(() => null);
   try {

@@ -118,4 +118,14 @@ describe.each(MODES)("agent, %s", (mode) => {
     await expect(fx.dh.agent({ cua: true }).execute("Click around")).rejects.toThrow(/[Cc]omputer-use/);
     expect(fx.model.callCount).toBe(calls);
   }, 30_000);
+
+  it("mode wins over the deprecated cua: true when both are given, as in the reference", async () => {
+    await open(fx, "agent/login.html");
+    verifyWith(fx.model, () => true);
+    scriptAgent(fx.model, [[call("done", { reasoning: "nothing to do", taskComplete: true })]]);
+    const result = await fx.dh.agent({ cua: true, mode: "dom" }).execute("Say done");
+    expect(result).toMatchObject({ success: true, completed: true, message: "nothing to do" });
+    // The DOM agent's tools, not a computer-use loop.
+    expect(agentRequests(fx.model)[0]!.tools.map((t) => t.name)).toContain("ariaTree");
+  }, 30_000);
 });

@@ -5,6 +5,7 @@
 
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -65,9 +66,11 @@ describe("deckhand", () => {
       error: { name: "MissingLLMConfigurationError" },
       exitCode: 3,
     });
-    expect((run.json.error as { message: string }).message).toContain(
-      '2 visible elements on the page fit "Save"',
-    );
+    const message = (run.json.error as { message: string }).message;
+    expect(message).toContain('2 visible elements on the page fit "Save"');
+    // The way to fix it in the command's terms: its variable and flag, not the library's options.
+    expect(message).toContain("Set OPENAI_API_KEY in the environment (and --model provider/model");
+    expect(message).not.toContain("llmClient");
   });
 
   it("exits 1 when the operation was not done", async () => {
@@ -76,15 +79,50 @@ describe("deckhand", () => {
     expect(run.json).toMatchObject({ ok: false, result: { success: false } });
   });
 
-  it("exits 2 on a usage mistake, with the command's usage", async () => {
+  it("exits 2 on a usage mistake: one JSON object on stdout with the usage, as every outcome off a terminal", async () => {
+    const usageError = (run: { json: Record<string, unknown> }) =>
+      run.json.error as { name: string; message: string; usage: string };
     const unknown = await deckhand(["act", site.url("explicit/login.html"), "x", "--nope"], env());
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("Unknown option --nope");
+    expect(unknown.json).toMatchObject({ ok: false, exitCode: 2, error: { name: "UsageError" } });
+    expect(usageError(unknown).message).toContain("Unknown option --nope");
+    expect(usageError(unknown).usage).toContain("deckhand act");
     const missing = await deckhand(["act"], env());
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain("instruction");
+    expect(usageError(missing).message).toContain("instruction");
     const command = await deckhand(["fly"], env());
     expect(command.code).toBe(2);
+    expect(command.json).toMatchObject({ ok: false, command: "fly", exitCode: 2 });
+    const noUrl = await deckhand(["text", "--max-tokens", "5", "--json"], env());
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.json).toMatchObject({
+      ok: false,
+      command: "text",
+      exitCode: 2,
+      error: { name: "UsageError" },
+    });
+  });
+
+  it("exits 6 when the service --remote names does not answer, naming --remote", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const address = `http://127.0.0.1:${closed}`;
+    const run = await deckhand(["text", site.url("explicit/login.html"), "--remote", address], {
+      ...env(),
+      PLATFORM_API_KEY: "dh_unused_key",
+    });
+    expect(run.code).toBe(6);
+    expect(run.json).toMatchObject({ ok: false, exitCode: 6, error: { name: "ServiceUnreachableError" } });
+    const message = (run.json.error as { message: string }).message;
+    expect(message).toContain(`The Deckhand service at ${address} could not be reached`);
+    expect(message).toContain("ECONNREFUSED");
+    expect(message).toContain("--remote");
+    expect(message).not.toContain("apiUrl");
   });
 
   it("reaches a model with --model and --base-url, and reports its tokens", async () => {

@@ -91,6 +91,9 @@ describe("deckhand mcp (stdio)", () => {
     expect(text(vague.content)).toMatch(
       /MissingLLMConfigurationError: .*2 visible elements on the page fit "Save"/,
     );
+    // The way to give a model here: the server's command line and environment (the tools take none).
+    expect(text(vague.content)).toContain("Start `deckhand mcp` with OPENAI_API_KEY in its environment");
+    expect(text(vague.content)).not.toContain("llmClient");
     const badTab = await client.callTool({ name: "tabs", arguments: { action: "switch", index: 7 } });
     expect(badTab.isError).toBe(true);
     expect(text(badTab.content)).toContain("needs the index of an open tab");

@@ -108,7 +108,7 @@ interface BridgeOptions {
 }
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ success: false, error: message, code });
+  const body = JSON.stringify({ success: false, error: message, message, code });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

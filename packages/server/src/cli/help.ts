@@ -104,6 +104,9 @@ Options:
   --ready-max-event-loop-lag SECS
                                 /readyz answers 503 while the event loop stalled longer than this in the last
                                 10 s (default ${DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS / 1000})
+  --log-format FORMAT           json (JSON lines) or pretty (one readable line per request and event, with
+                                the same redaction). Default: pretty when stdout is a terminal, json otherwise
+                                (also DECKHAND_LOG_FORMAT)
   --name NAME                   keys create: a label for the key
   --project ID                  keys create: the project the key belongs to (default: a new project)
   --json                        keys create / keys list: print JSON
@@ -121,9 +124,11 @@ Environment:
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
   DECKHAND_METRICS_TOKEN  serve GET /metrics on the service's port to requests with
                         Authorization: Bearer <token> (at least 16 characters); API keys never open it
+  DECKHAND_LOG_FORMAT   as --log-format (the flag wins)
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 
-The service logs JSON lines to stdout. API keys are stored as SHA-256 hashes; model keys
+The service logs to stdout: one line per request (the session page's thumbnails and DevTools files at
+debug), readable on a terminal, JSON lines otherwise. API keys are stored as SHA-256 hashes; model keys
 (x-model-api-key) and variable values are never stored or logged.
 The API is described at GET /v1/openapi.json (no key needed).
 `;

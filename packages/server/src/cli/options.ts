@@ -3,7 +3,7 @@
 
 import { parseArgs } from "node:util";
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
-import type { LogLevel } from "../logger.ts";
+import type { LogFormat, LogLevel } from "../logger.ts";
 import {
   ANYWHERE,
   type EgressPolicy,
@@ -30,6 +30,8 @@ export interface ServeOptions extends StoreLocation {
   sessionDisconnectGraceMs?: number;
   bodyLimit?: number;
   logLevel?: LogLevel;
+  /** Unset: readable lines on a terminal, JSON lines otherwise. */
+  logFormat?: LogFormat;
   maxBrowsers?: number;
   sessionsPerBrowser?: number;
   browserArgs?: string[];
@@ -88,6 +90,7 @@ const OPTIONS = {
   "shutdown-grace": { type: "string" },
   "node-lease": { type: "string" },
   "screenshot-retention": { type: "string" },
+  "log-format": { type: "string" },
   "database-schema": { type: "string" },
   "headers-timeout": { type: "string" },
   "request-timeout": { type: "string" },
@@ -129,6 +132,7 @@ const SERVE_ONLY = [
   "metrics-port",
   "metrics-host",
   "ready-max-event-loop-lag",
+  "log-format",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -314,6 +318,16 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
         );
       }
       serve.logLevel = logLevel as LogLevel;
+    }
+    const logFormat = values["log-format"] ?? env.DECKHAND_LOG_FORMAT;
+    if (logFormat !== undefined) {
+      if (logFormat !== "json" && logFormat !== "pretty") {
+        throw new UsageError(
+          `--log-format must be json (JSON lines, for a log collector) or pretty (readable lines); got ` +
+            `${JSON.stringify(logFormat)}.`,
+        );
+      }
+      serve.logFormat = logFormat;
     }
     for (const flag of ["name", "project", "json"] as const) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} belongs to the keys commands.`);

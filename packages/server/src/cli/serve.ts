@@ -4,7 +4,7 @@
 import type { Writable } from "node:stream";
 import { createApp } from "../app.ts";
 import { DEFAULT_HOST, DEFAULT_PORT } from "../defaults.ts";
-import { createLogger } from "../logger.ts";
+import { createLogger, defaultLogFormat } from "../logger.ts";
 import { listenMetrics, type MetricsListener } from "../metrics-route.ts";
 import type { SessionHandlers } from "../routes/handlers.ts";
 import { createService } from "../service.ts";
@@ -47,7 +47,10 @@ export async function serveCommand(
     const settings = {
       store,
       operatorKeys,
-      logger: createLogger({ level: options.logLevel ?? "info" }),
+      logger: createLogger({
+        level: options.logLevel ?? "info",
+        format: options.logFormat ?? defaultLogFormat(),
+      }),
       ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
       ...(options.sessionIdleTimeoutMs !== undefined
         ? { sessionIdleTimeoutMs: options.sessionIdleTimeoutMs }

@@ -37,7 +37,8 @@ export async function sessionAgentExecute(
   deps: OperationDeps,
 ): Promise<SessionAgentExecuteData> {
   const { agentConfig, executeOptions, shouldCache } = context.body;
-  const mode = agentConfig.cua === true ? "cua" : (agentConfig.mode ?? "dom");
+  // `mode` wins over the deprecated `cua` flag when both are given, as in the reference.
+  const mode = agentConfig.mode ?? (agentConfig.cua === true ? "cua" : "dom");
   const requested = agentModel(agentConfig);
   if (mode === "cua") {
     const name = modelNameOf(requested as ModelConfiguration | undefined, live.defaults.modelName);

@@ -21,10 +21,11 @@ export interface SessionHandlerDeps extends OperationDeps {
  * DevTools front end on its page (`debugUrl`) and its CDP proxy (`cdpUrl`, usable as it is by
  * connectOverCDP). No API key is in any of them.
  */
-function describe(context: StartContext, session: LiveSession): SessionStartResult {
+function describe(context: StartContext, session: LiveSession | undefined): SessionStartResult {
   const { request, auth } = context;
-  const urls = request.server.deckhand.links.urls(request, session.id, auth.keyId);
-  return { available: !session.ended, ...urls };
+  // A session whose browser.cdpUrl is attached when first used has no LiveSession yet.
+  const urls = request.server.deckhand.links.urls(request, context.session.id, auth.keyId);
+  return { available: !session?.ended, ...urls };
 }
 
 export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers {
@@ -37,7 +38,7 @@ export function createSessionHandlers(deps: SessionHandlerDeps): SessionHandlers
         session.requested(context.params.sessionCreateParams?.keepAlive);
         return describe(context, session);
       }
-      const session = await sessions.create(context.session, context.params);
+      const session = await sessions.createOrDefer(context.session, context.params);
       deps.metrics?.sessionStarted();
       return describe(context, session);
     },

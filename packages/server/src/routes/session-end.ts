@@ -4,8 +4,8 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { authOf } from "../auth.ts";
 import { ApiError, notImplemented } from "../errors.ts";
-import { SessionIdParams, successEnvelope } from "../schemas/common.ts";
-import { SessionEndData } from "../schemas/session-end.ts";
+import { SessionIdParams } from "../schemas/common.ts";
+import { SessionEndResponse } from "../schemas/session-end.ts";
 import type { RouteDeps } from "./handlers.ts";
 import { errorResponses, jsonResponse, SECURITY } from "./route-schema.ts";
 import { loadServedSession } from "./session-access.ts";
@@ -18,12 +18,13 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
       operationId: "SessionEnd",
       summary: "End a session",
       description:
-        "Ends the session and closes its browser (unless keepAlive). Its replay stays readable. No body.",
+        "Ends the session and closes its browser (unless keepAlive). Its replay stays readable. No body. " +
+        "Answers `{ success: true }` (no `data`), as the reference service does.",
       tags: ["sessions"],
       security: SECURITY,
       params: SessionIdParams,
       response: {
-        200: jsonResponse(successEnvelope(SessionEndData), "The session has ended."),
+        200: jsonResponse(SessionEndResponse, "The session has ended."),
         ...errorResponses(401, 404, 409, 410, 500, 501),
       },
     },
@@ -44,7 +45,7 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
       const session = await loadServedSession(deps.store, auth, request.params.id, deps.nodeId);
       await handle.call(deps.handlers, { request, auth, store: deps.store, session });
       await deps.store.endSession(session.id);
-      return { success: true as const, data: { success: true } };
+      return { success: true as const };
     },
   });
 }

@@ -22,6 +22,10 @@ export const ErrorResponse = named(
   z.object({
     success: z.literal(false),
     error: doc(z.string(), "What went wrong and, where it helps, what to do about it."),
+    message: doc(
+      z.string(),
+      "The same text as `error`, under the name the reference service's error bodies use.",
+    ),
     code: doc(
       z.string(),
       "Stable machine-readable name: INVALID_REQUEST, UNAUTHORIZED, NOT_FOUND, SESSION_NOT_FOUND, SESSION_ENDED, " +
@@ -56,6 +60,10 @@ export const OperationHeaders = z.looseObject({
   "x-stream-response": doc(
     booleanHeader.optional(),
     "`true` turns the response into Server-Sent Events (see StreamEvent); same as `streamResponse: true` in the body.",
+  ),
+  "x-stream-event-names": doc(
+    booleanHeader.optional(),
+    "`false`: each streamed event is a `data:` line alone, with no `event:` line before it (see StreamEvent).",
   ),
   "x-model-api-key": doc(
     z.string().optional(),

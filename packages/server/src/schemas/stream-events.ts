@@ -55,9 +55,10 @@ export const StreamEvent = named(
       data: z.object({ status: z.literal("running"), message: StreamLogLine }),
     }),
   ]),
-  "One event of a streamed response, sent as a `data: {json}` block; clients recognised as the reference's " +
-    "generated SDKs (x-language other than typescript with x-sdk-version, x-stainless-* headers, or their user " +
-    "agent) also get an `event: <data.status>` line before it (`running` for log events). The stream " +
+  "One event of a streamed response, sent as a block of an `event: <data.status>` line (`running` for log " +
+    "events) and a `data: {json}` line. The reference's hand-written TypeScript client (known by the " +
+    "x-bb-session-id header it sends) and a request with `x-stream-event-names: false` get the `data:` line " +
+    "alone. The stream " +
     "starts with system `starting`, `connected`, `running`, carries log events while the operation runs, and " +
     "ends after system `finished` or `error`.",
 );

@@ -15,6 +15,12 @@ function invalid(message: string): ApiError {
   return new ApiError(400, "INVALID_REQUEST", `Invalid request: body field \`browser.cdpUrl\`: ${message}`);
 }
 
+/**
+ * Nothing usable answered at `browser.cdpUrl` (as opposed to an address the caller may not use):
+ * a start takes the session anyway and attaches when it is first used (SessionManager).
+ */
+export class CdpUrlUnreachable extends ApiError {}
+
 const UNUSABLE =
   "no browser could be attached there: nothing answered as a Chrome DevTools endpoint (or it cannot be " +
   "reached from this service). Check the address, and that the browser runs with --remote-debugging-port.";
@@ -69,6 +75,10 @@ export async function attachCdpUrl(cdpUrl: string, options: CdpUrlAttach): Promi
     });
   } catch (error) {
     options.log.info({ err: error, host: target.host }, "attaching to a caller's browser failed");
-    throw invalid(UNUSABLE);
+    throw new CdpUrlUnreachable(
+      400,
+      "INVALID_REQUEST",
+      `Invalid request: body field \`browser.cdpUrl\`: ${UNUSABLE}`,
+    );
   }
 }

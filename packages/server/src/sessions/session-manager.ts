@@ -17,7 +17,7 @@ import { ANYWHERE, type EgressPolicy } from "../policy/egress.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
 import type { BrowserPool } from "./browser-pool.ts";
-import { attachCdpUrl } from "./cdp-url.ts";
+import { attachCdpUrl, CdpUrlUnreachable } from "./cdp-url.ts";
 import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
 import { planSession } from "./start-options.ts";
 
@@ -94,6 +94,14 @@ export type EndReason =
 export class SessionManager {
   private readonly options: SessionManagerOptions;
   private readonly live = new Map<string, LiveSession>();
+  /**
+   * Sessions on a browser of the caller's (browser.cdpUrl) where nothing answered at start: they
+   * are attached when first used (an operation, a CDP client), as the reference does.
+   */
+  private readonly deferred = new Map<
+    string,
+    { record: SessionRecord; params: SessionStartParams; attaching?: Promise<LiveSession> }
+  >();
   private readonly endings = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -384,11 +392,54 @@ export class SessionManager {
   }
 
   /**
+   * Starts the session, or, when it is to run on a browser.cdpUrl where nothing answers yet, takes
+   * it to be attached when first used (undefined). An address the caller may not use is still
+   * refused at once.
+   */
+  async createOrDefer(record: SessionRecord, params: SessionStartParams): Promise<LiveSession | undefined> {
+    try {
+      return await this.create(record, params);
+    } catch (error) {
+      if (!(error instanceof CdpUrlUnreachable) || this.closed) throw error;
+      this.deferred.set(record.id, { record, params });
+      this.options.log.info(
+        { sessionId: record.id },
+        "nothing answers at the session's browser.cdpUrl yet; it is attached when first used",
+      );
+      return undefined;
+    }
+  }
+
+  /** A deferred session's browser, attached now (one attempt at a time), or a 502 saying why not. */
+  private attachDeferred(id: string): Promise<LiveSession> {
+    const waiting = this.deferred.get(id)!;
+    waiting.attaching ??= this.create(waiting.record, waiting.params).then(
+      (session) => {
+        this.deferred.delete(id);
+        return session;
+      },
+      (error: unknown) => {
+        waiting.attaching = undefined;
+        if (!(error instanceof CdpUrlUnreachable)) throw error;
+        throw new ApiError(
+          502,
+          "CDP_URL_UNREACHABLE",
+          "The browser at this session's browser.cdpUrl (given at start) could not be attached: nothing answered " +
+            "there as a Chrome DevTools endpoint (or it cannot be reached from this service). The session waits " +
+            "for it: start that browser with --remote-debugging-port and try again, or end the session.",
+        );
+      },
+    );
+    return waiting.attaching;
+  }
+
+  /**
    * The running session of a record the route found active. With a store of its own (SQLite), an
    * active record with nothing running here is a leftover of a previous run of the service: it is
    * ended and answered as such (410). With a shared store it may run on another node (409).
    */
   async require(record: SessionRecord): Promise<LiveSession> {
+    if (this.deferred.has(record.id)) return this.attachDeferred(record.id);
     const session = this.live.get(record.id);
     if (session && !session.ended) return session;
     // Another node's (the route answers those already, unless the record predates leases).
@@ -411,6 +462,17 @@ export class SessionManager {
 
   /** Ends a running session: its context is disposed of and its record marked ended. */
   end(id: string, reason: EndReason): Promise<void> {
+    if (this.deferred.delete(id)) {
+      this.options.log.info(
+        { sessionId: id, reason },
+        "session ended (its browser.cdpUrl was never attached)",
+      );
+      return this.options.store.endSession(id).then(
+        () => undefined,
+        (error: unknown) =>
+          this.options.log.error({ sessionId: id, err: error }, "could not mark the session ended"),
+      );
+    }
     const session = this.live.get(id);
     if (!session) return Promise.resolve();
     const ending = (async () => {
@@ -487,6 +549,8 @@ export class SessionManager {
       const timeout = (record.params.sessionCreateParams as { timeout?: number } | undefined)?.timeout;
       const idleMs = timeout !== undefined ? timeout * 1000 : this.options.idleTimeoutMs;
       if (all || now - record.lastActivityAt > idleMs) {
+        // A session waiting for its browser.cdpUrl ends by its idle timeout too.
+        this.deferred.delete(record.id);
         if (await this.options.store.endSession(record.id)) ended++;
       }
     }
@@ -503,7 +567,9 @@ export class SessionManager {
     clearInterval(this.sweeper);
     clearTimeout(this.heartbeat);
     clearInterval(this.reclaimer);
-    await Promise.all([...this.live.keys()].map((id) => this.end(id, "service shutdown")));
+    await Promise.all(
+      [...this.live.keys(), ...this.deferred.keys()].map((id) => this.end(id, "service shutdown")),
+    );
     await Promise.all([...this.endings]);
     await this.options.pool.close();
     // Its sessions have ended: nothing is left for others to reclaim.

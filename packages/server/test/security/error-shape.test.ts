@@ -1,5 +1,5 @@
 // Every error the service sends, whoever produces it (a route, Fastify's router, Node's HTTP
-// parser, the JSON parser, the shutdown), has the documented shape `{ success: false, error, code }`
+// parser, the JSON parser, the shutdown), has the documented shape `{ success: false, error, message, code }`
 // and says what was wrong. Each test sends the request an attacker (or a broken client) would.
 
 import net from "node:net";
@@ -9,7 +9,9 @@ import { startService, type TestService } from "../helpers.ts";
 import { rawRequest } from "./raw-http.ts";
 
 function expectErrorShape(body: unknown, code: string): { error: string } {
-  expect(body).toEqual({ success: false, error: expect.any(String), code });
+  expect(body).toEqual({ success: false, error: expect.any(String), message: expect.any(String), code });
+  // `message` is `error` again, under the reference service's name.
+  expect((body as { message: string }).message).toBe((body as { error: string }).error);
   return body as { error: string };
 }
 
@@ -141,7 +143,14 @@ describe("errors while the service shuts down", () => {
     const events = stream
       .trim()
       .split("\n\n")
-      .map((block) => JSON.parse(block.slice("data: ".length)));
+      .map((block) =>
+        JSON.parse(
+          block
+            .split("\n")
+            .find((line) => line.startsWith("data: "))!
+            .slice("data: ".length),
+        ),
+      );
     expect(events.at(-1)).toMatchObject({
       type: "system",
       data: { status: "error", code: "SHUTTING_DOWN", error: expect.stringContaining("shutting down") },
