@@ -83,11 +83,13 @@ export function clientWasLogged(socket: Socket | undefined): boolean {
 }
 
 function refusal(limit: number): string {
+  const message =
+    `Too many connections from your address: this service accepts ${limit} at once from one address ` +
+    "(--max-connections-per-address). Reuse connections (HTTP keep-alive) or close idle ones, then retry.";
   const body = JSON.stringify({
     success: false,
-    error:
-      `Too many connections from your address: this service accepts ${limit} at once from one address ` +
-      "(--max-connections-per-address). Reuse connections (HTTP keep-alive) or close idle ones, then retry.",
+    error: message,
+    message,
     code: "TOO_MANY_CONNECTIONS",
   } satisfies ErrorBody);
   return (

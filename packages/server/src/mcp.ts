@@ -129,10 +129,12 @@ export function installMcp(app: FastifyInstance, options: McpOptions): void {
         client.deckhand ??= startDeckhand();
         return client.deckhand;
       },
-      // No model travels with MCP requests here: an instruction must be explicit.
-      () =>
-        "This service's MCP endpoint has no model: give the tool an explicit instruction that names one " +
-        'element ("click the Sign in button"), or use the HTTP API with the x-model-api-key header.',
+      {
+        // No model travels with MCP requests here: an instruction must be explicit.
+        modelAdvice: () =>
+          "This service's MCP endpoint has no model: give the tool an explicit instruction that names one " +
+          'element ("click the Sign in button"), or use the HTTP API with the x-model-api-key header.',
+      },
     );
     client.transport.onclose = () => void end(client);
     await server.connect(client.transport);

@@ -16,6 +16,10 @@ import type { ErrorBody } from "./schemas/common.ts";
 const digest = (text: string) => createHash("sha256").update(text).digest();
 
 /** Answers GET /metrics on the app's port for requests with the operator's bearer token. */
+const UNAUTHORIZED_MESSAGE =
+  "The metrics need the operator's metrics token: send Authorization: Bearer <DECKHAND_METRICS_TOKEN>. " +
+  "API keys do not open them.";
+
 export function registerMetricsRoute(app: FastifyInstance, metrics: ServiceMetrics, token: string): void {
   const expected = digest(`Bearer ${token}`);
   app.get("/metrics", { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
@@ -26,9 +30,8 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: ServiceMetri
         .header("www-authenticate", 'Bearer realm="metrics"')
         .send({
           success: false,
-          error:
-            "The metrics need the operator's metrics token: send Authorization: Bearer <DECKHAND_METRICS_TOKEN>. " +
-            "API keys do not open them.",
+          error: UNAUTHORIZED_MESSAGE,
+          message: UNAUTHORIZED_MESSAGE,
           code: "UNAUTHORIZED",
         } satisfies ErrorBody);
     }
