@@ -10,16 +10,21 @@ import {
   type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
-  Output,
+  type Output,
   RetryError,
   type TextPart,
 } from "ai";
 import { LLMResponseError, ServiceCancelledError, ServiceError, UnsupportedModelError } from "../errors.ts";
 import type { DeckhandLog } from "../log.ts";
 import type { ModelConfiguration } from "../types.ts";
-import type { LLMClient, LLMContentPart, LLMMessage, LLMRequest, LLMResponse, LLMUsage } from "./client.ts";
 import { readJsonAnswer } from "./answer-reader.ts";
-import { loadLanguageModel, type ResolvedModel, resolveModel, type StructuredOutputMode } from "./resolve-model.ts";
+import type { LLMClient, LLMContentPart, LLMMessage, LLMRequest, LLMResponse, LLMUsage } from "./client.ts";
+import {
+  loadLanguageModel,
+  type ResolvedModel,
+  resolveModel,
+  type StructuredOutputMode,
+} from "./resolve-model.ts";
 import { isStrictCompatible } from "./schema.ts";
 import { textOnlyFamily, VISION_MODEL_SUGGESTIONS } from "./vision.ts";
 
@@ -121,7 +126,11 @@ function schemaName(name: string | undefined, operation: string): string {
  * hands back the text as it is, for the tolerant reader (the AI SDK's own parsing would refuse a
  * fenced or slightly broken answer that can be read in one way only).
  */
-function answerText(mode: StructuredOutputMode, schema: Record<string, unknown>, name: string | undefined): Output.Output<string, string, never> {
+function answerText(
+  mode: StructuredOutputMode,
+  schema: Record<string, unknown>,
+  name: string | undefined,
+): Output.Output<string, string, never> {
   const format =
     mode === "json_schema"
       ? { type: "json" as const, schema: schema as never, ...(name ? { name } : {}) }
@@ -150,7 +159,9 @@ export function refusesResponseFormat(error: unknown): boolean {
   const status = last.statusCode ?? 0;
   if (status !== 400 && status !== 422 && status !== 415 && status !== 501) return false;
   const text = `${last.message} ${last.responseBody ?? ""}`;
-  return /response_format|json_schema|json_object|structured output|response format|guided_json|grammar/i.test(text);
+  return /response_format|json_schema|json_object|structured output|response format|guided_json|grammar/i.test(
+    text,
+  );
 }
 
 /**
@@ -288,7 +299,8 @@ export class AISdkClient implements LLMClient {
         this.logWarnings(result.warnings);
         const usage = withReasoningEstimate(toLLMUsage(result.usage), result.reasoningText);
         if (result.text.trim() === "") {
-          const cutOff = result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
+          const cutOff =
+            result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
           throw new LLMUnusableAnswerError(
             operation,
             result.reasoningText
@@ -303,7 +315,8 @@ export class AISdkClient implements LLMClient {
           // reader (answer-reader.ts), which repairs or refuses it and says why.
           const read = readJsonAnswer(result.text);
           if (!read.ok) {
-            const cutOff = result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
+            const cutOff =
+              result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
             throw new LLMUnusableAnswerError(operation, `${read.reason}${cutOff}`, result.text, usage);
           }
           if (read.repairs.length === 0) return { data: read.value as T, usage };

@@ -79,7 +79,9 @@ function objectEnd(text: string, start: number): number {
   return -1;
 }
 
-function parseLoose(candidate: string): { ok: true; value: unknown; repaired: boolean } | { ok: false; reason: string } {
+function parseLoose(
+  candidate: string,
+): { ok: true; value: unknown; repaired: boolean } | { ok: false; reason: string } {
   try {
     return { ok: true, value: JSON.parse(candidate), repaired: false };
   } catch {
@@ -88,7 +90,10 @@ function parseLoose(candidate: string): { ok: true; value: unknown; repaired: bo
   try {
     return { ok: true, value: JSON.parse(jsonrepair(candidate)), repaired: true };
   } catch (error) {
-    return { ok: false, reason: `the answer is not valid JSON (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      ok: false,
+      reason: `the answer is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
 }
 
@@ -162,9 +167,7 @@ export function readJsonAnswer(text: string): ReadResult {
   }
   const parsed = parseLoose(body.slice(first[0], first[1]));
   if (!parsed.ok) return parsed;
-  const others = ranges
-    .slice(1)
-    .filter(([s, e]) => e > 0 && parseLoose(body.slice(s, e)).ok);
+  const others = ranges.slice(1).filter(([s, e]) => e > 0 && parseLoose(body.slice(s, e)).ok);
   if (others.length > 0) {
     return {
       ok: false,
@@ -206,20 +209,7 @@ export function numberIn(text: string): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
-const MONTHS = [
-  "jan",
-  "feb",
-  "mar",
-  "apr",
-  "may",
-  "jun",
-  "jul",
-  "aug",
-  "sep",
-  "oct",
-  "nov",
-  "dec",
-];
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 function isoDate(year: number, month: number, day: number): string | undefined {
   const date = new Date(Date.UTC(year, month - 1, day));
@@ -327,7 +317,9 @@ class Coercer {
   value(value: unknown, rawSchema: unknown, path: string, depth: number): unknown {
     if (!isObject(rawSchema) || depth > 64) return value;
     const schema = resolveRef(rawSchema, this.root);
-    const branches = (Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : [])
+    const branches = (
+      Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : []
+    )
       .filter(isObject)
       .map((b) => resolveRef(b, this.root));
     if (branches.length > 0) {
@@ -339,7 +331,8 @@ class Coercer {
     }
     const types = typesOf(schema);
     let out = value;
-    if (types.length > 0 && !types.some((t) => fits(value, t))) out = this.convert(value, types, schema, path);
+    if (types.length > 0 && !types.some((t) => fits(value, t)))
+      out = this.convert(value, types, schema, path);
     if (typeof out === "string") out = this.stringValue(out, schema, path);
     if (Array.isArray(out) && schema.items !== undefined) {
       const items = schema.items;

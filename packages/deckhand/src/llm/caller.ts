@@ -14,8 +14,8 @@ import type { DeckhandLog } from "../log.ts";
 import type { MetricsRecorder } from "../metrics.ts";
 import type { ModelConfiguration } from "../types.ts";
 import { AISdkClient, hasImage, LLMUnusableAnswerError, visionUnsupportedError } from "./ai-sdk-client.ts";
-import type { LLMClient, LLMMessage, LLMRequest, LLMUsage } from "./client.ts";
 import { coerceToSchema, readJsonAnswer, splitThinking } from "./answer-reader.ts";
+import type { LLMClient, LLMMessage, LLMRequest, LLMUsage } from "./client.ts";
 import { InferenceFileLog, messagesWithoutImages } from "./inference-log.ts";
 import {
   type InferSchema,
@@ -73,7 +73,9 @@ export interface ModelCall<S = undefined> {
    * page, say). A problem makes the model be asked once more with those words; when the second
    * answer has a problem too, it is returned with `problem` set, and the operation decides.
    */
-  accept?: (answer: S extends undefined ? string : InferSchema<S>) => Promise<string | undefined> | string | undefined;
+  accept?: (
+    answer: S extends undefined ? string : InferSchema<S>,
+  ) => Promise<string | undefined> | string | undefined;
 }
 
 export interface ModelCallResult<T> {

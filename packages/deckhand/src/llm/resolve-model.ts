@@ -33,7 +33,11 @@ export type OpenAIApi = "responses" | "chat";
  * client remembers it for the rest of the session.
  */
 export type StructuredOutputMode = "json_schema" | "json_object" | "prompt";
-export const STRUCTURED_OUTPUT_MODES: readonly StructuredOutputMode[] = ["json_schema", "json_object", "prompt"];
+export const STRUCTURED_OUTPUT_MODES: readonly StructuredOutputMode[] = [
+  "json_schema",
+  "json_object",
+  "prompt",
+];
 
 /**
  * How a tool call is asked for in the agent: `native` (the API's tools and tool_choice) or `text`
@@ -135,7 +139,10 @@ function readToolCallMode(config: Record<string, unknown>): ToolCallMode | undef
   const value = config.toolCalls;
   if (value === undefined) return undefined;
   if (value === "native" || value === "text") return value;
-  throw optionError("toolCalls", 'must be "native" (the API\'s tool calls) or "text" (tool calls written in the answer)');
+  throw optionError(
+    "toolCalls",
+    'must be "native" (the API\'s tool calls) or "text" (tool calls written in the answer)',
+  );
 }
 
 function readObject<T>(config: Record<string, unknown>, field: string): T | undefined {

@@ -112,7 +112,14 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
       signal: ctx.deadline.signal,
     });
     ctx.deadline.check();
-    const { answer, problem } = await askForStep(ctx, snapshot, instruction, variables, performed, failureNote);
+    const { answer, problem } = await askForStep(
+      ctx,
+      snapshot,
+      instruction,
+      variables,
+      performed,
+      failureNote,
+    );
     ctx.deadline.check();
     // Asked twice, and still an answer that cannot be carried out: never corrected, refused.
     if (problem !== undefined || (answer.elementId >= 0 && !snapshot.has(answer.elementId))) {

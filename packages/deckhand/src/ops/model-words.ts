@@ -38,10 +38,20 @@ export function methodFromModel(word: unknown): ActMethod | undefined {
 }
 
 /** Roles whose element a press with no key (or a press that names no key) clicks. */
-const PRESSED_BY_CLICK = new Set(["button", "link", "tab", "menuitem", "option", "switch", "checkbox", "radio"]);
+const PRESSED_BY_CLICK = new Set([
+  "button",
+  "link",
+  "tab",
+  "menuitem",
+  "option",
+  "switch",
+  "checkbox",
+  "radio",
+]);
 
 /** Key names `press` understands (a letter, a digit, F1-F12, named keys, with modifiers). */
-const KEY = /^((control|ctrl|shift|alt|meta|cmd|command)\+)*([a-z0-9]|f([1-9]|1[0-2])|enter|return|tab|escape|esc|space|backspace|delete|arrow(up|down|left|right)|home|end|pageup|pagedown)$/i;
+const KEY =
+  /^((control|ctrl|shift|alt|meta|cmd|command)\+)*([a-z0-9]|f([1-9]|1[0-2])|enter|return|tab|escape|esc|space|backspace|delete|arrow(up|down|left|right)|home|end|pageup|pagedown)$/i;
 
 /**
  * Whether a `press` answer on an element of this role means a click: the element is a button (or
@@ -68,7 +78,10 @@ export function normalizeActAnswer(answer: unknown): unknown {
   if (method) {
     out.method = method;
     const spec = methodSpec(method);
-    if ((out.arguments === undefined || out.arguments === null) && !spec.argument) out.arguments = [];
+    // A method that takes no argument, or one that falls back to a default that is not typed text
+    // (press: Enter), may leave its arguments out; fill and type may not (that would clear a field).
+    const optional = !spec.argument || (spec.argument.fallback !== undefined && !spec.typesText);
+    if ((out.arguments === undefined || out.arguments === null) && optional) out.arguments = [];
   }
   if (out.description === undefined || out.description === null) {
     out.description = `${String(out.method)} element ${String(out.elementId)}`;
