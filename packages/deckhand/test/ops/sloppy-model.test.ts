@@ -174,7 +174,7 @@ describe("act with element ids and methods in other words", () => {
     await open("index.html");
     const result = await dh.act("press the increment button", { model });
     expect(result.success).toBe(true);
-    expect(result.actions[0]?.method).toBe("click");
+    expect(result.actions?.[0]?.method).toBe("click");
     expect(await count()).toBe("1");
   });
 
