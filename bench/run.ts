@@ -21,6 +21,7 @@ import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
+import { sloppySuite } from "./sloppy.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
 import { renderTable, renderTargets, type SuiteOutput, type TargetCheck } from "./support/report.ts";
@@ -44,6 +45,7 @@ const SUITES: Suite[] = [
   viewerSuite,
   explicitSuite,
   agentSuite,
+  sloppySuite,
 ];
 
 interface Args {
