@@ -18,6 +18,7 @@ import {
   type ProviderPackage,
   supportedProviderNames,
 } from "./providers.ts";
+import { toolCallingMiddleware } from "./text-tool-calls.ts";
 import { modelSupportsVision } from "./vision.ts";
 
 /** The model used when the caller configures none (and gives no `llmClient`). */
@@ -294,13 +295,22 @@ export function resolveModel(
 }
 
 /**
- * Reasoning models on local servers (Qwen3, DeepSeek-R1 distills, ...) write their reasoning into
- * the content in a `<think>` block: it is taken out as reasoning, never read as the answer.
+ * Chat Completions on a server that may be a local one. Reasoning models there (Qwen3, DeepSeek-R1
+ * distills, ...) write their reasoning into the content in a `<think>` block: it is taken out as
+ * reasoning, never read as the answer. Tool calling is made to work with what the server supports
+ * (text-tool-calls.ts).
  */
-function withThinking(model: Exclude<LanguageModel, string>): LanguageModel {
+function forLocalServers(
+  chat: Exclude<LanguageModel, string>,
+  model: ResolvedModel,
+  log: ((message: string) => void) | undefined,
+): LanguageModel {
   return wrapLanguageModel({
-    model: model as Parameters<typeof wrapLanguageModel>[0]["model"],
-    middleware: extractReasoningMiddleware({ tagName: "think" }),
+    model: chat as Parameters<typeof wrapLanguageModel>[0]["model"],
+    middleware: [
+      toolCallingMiddleware(model.toolCalls, (message) => log?.(`${model.modelName}: ${message}`)),
+      extractReasoningMiddleware({ tagName: "think" }),
+    ],
   });
 }
 
@@ -311,8 +321,14 @@ export function loadedProviderPackages(): ReadonlySet<ProviderPackage> {
   return loaded;
 }
 
-/** Imports the provider package (first time only) and creates the language model. */
-export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageModel> {
+/**
+ * Imports the provider package (first time only) and creates the language model. `log` hears about
+ * the ways of tool calling the server made it change (text-tool-calls.ts).
+ */
+export async function loadLanguageModel(
+  model: ResolvedModel,
+  log?: (message: string) => void,
+): Promise<LanguageModel> {
   const { provider, modelId, apiKey, baseURL, headers, settings } = model;
   const common = {
     ...settings,
@@ -327,7 +343,7 @@ export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageM
       const openai = createOpenAI(common);
       if (model.api !== "chat") return openai.responses(modelId);
       // Chat Completions at another address is often a local server behind the OpenAI provider.
-      return baseURL ? withThinking(openai.chat(modelId)) : openai.chat(modelId);
+      return baseURL ? forLocalServers(openai.chat(modelId), model, log) : openai.chat(modelId);
     }
     case "@ai-sdk/anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
@@ -350,7 +366,7 @@ export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageM
         // Which response format is sent is the client's choice, call by call (StructuredOutputMode).
         supportsStructuredOutputs: true,
       });
-      return withThinking(compatibleProvider.chatModel(modelId));
+      return forLocalServers(compatibleProvider.chatModel(modelId), model, log);
     }
   }
 }
