@@ -285,6 +285,7 @@ export const sloppySuite: Suite = {
       let sloppyTokens = 0;
       let runs = 0;
       let reasks = 0;
+      const notCompleted: string[] = [];
       for (const task of TASKS) {
         const base = perfect.get(task.name)!;
         let done = 0;
@@ -306,6 +307,9 @@ export const sloppySuite: Suite = {
               if (o.completed) {
                 done++;
                 sloppyDone++;
+              } else {
+                const answers = (server.sloppy?.records ?? []).map((r) => r.quirks.join("+") || "clean");
+                notCompleted.push(`${task.name}, seed ${seed}: answers ${answers.join(" | ")}`);
               }
             }
             if (o.falseSuccess) falses++;
@@ -350,6 +354,9 @@ export const sloppySuite: Suite = {
           `Extra prompt tokens for re-asks and format fallbacks: ${(100 * extra).toFixed(1)}% over the perfect model on the same tasks (${fmtInt(sloppyTokens - perfectTokens)} tokens; counted with the o200k tokenizer over every request the model server received; both runs carry the schema in the prompt, as Deckhand does for local servers).`,
           "Repairs that need no second question (fences, prose, think blocks, quotes, ids as strings, synonyms, numbers as strings) cost no tokens: they are read locally.",
           "A false success is a success whose page state, selectors or data differ from the perfect run's; an error or success: false is a refusal, not a false success.",
+          ...(notCompleted.length
+            ? ["Not completed (the quirks of each answer the model server gave):", ...notCompleted.map((n) => `  ${n}`)]
+            : []),
         ],
       });
       output.figures["completed share"] = share;

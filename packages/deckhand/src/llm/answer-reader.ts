@@ -195,7 +195,7 @@ function isObject(value: unknown): value is Json {
  */
 export function numberIn(text: string): number | undefined {
   const tokens = text.match(/[-\u2212]?\d+(?:[.,]\d+)*/g);
-  if (!tokens || tokens.length !== 1) return undefined;
+  if (tokens?.length !== 1) return undefined;
   let token = tokens[0]!.replace("\u2212", "-");
   const sign = token.startsWith("-") ? -1 : 1;
   token = token.replace(/^-/, "");
