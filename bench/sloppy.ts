@@ -355,7 +355,10 @@ export const sloppySuite: Suite = {
           "Repairs that need no second question (fences, prose, think blocks, quotes, ids as strings, synonyms, numbers as strings) cost no tokens: they are read locally.",
           "A false success is a success whose page state, selectors or data differ from the perfect run's; an error or success: false is a refusal, not a false success.",
           ...(notCompleted.length
-            ? ["Not completed (the quirks of each answer the model server gave):", ...notCompleted.map((n) => `  ${n}`)]
+            ? [
+                "Not completed (the quirks of each answer the model server gave):",
+                ...notCompleted.map((n) => `  ${n}`),
+              ]
             : []),
         ],
       });
