@@ -22,6 +22,7 @@ import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
+import { sloppySuite } from "./sloppy.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { soakSuite } from "./soak.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
@@ -47,6 +48,7 @@ const SUITES: Suite[] = [
   explicitSuite,
   agentSuite,
   soakSuite,
+  sloppySuite,
 ];
 
 interface Args {

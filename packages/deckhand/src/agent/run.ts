@@ -247,7 +247,7 @@ export async function runAgent(run: AgentRun): Promise<AgentResult | AgentStream
     if (replayed) return replayed;
   }
 
-  const model = await loadLanguageModel(resolved);
+  const model = await loadLanguageModel(resolved, (message) => host.log.info("agent", message));
   const state: RunState = {
     actions: [],
     done: undefined,

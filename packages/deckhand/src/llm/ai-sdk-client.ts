@@ -7,21 +7,24 @@ import {
   APICallError,
   type FilePart,
   generateText,
-  jsonSchema,
   type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
-  NoObjectGeneratedError,
-  NoOutputGeneratedError,
-  Output,
+  type Output,
   RetryError,
   type TextPart,
 } from "ai";
 import { LLMResponseError, ServiceCancelledError, ServiceError, UnsupportedModelError } from "../errors.ts";
 import type { DeckhandLog } from "../log.ts";
 import type { ModelConfiguration } from "../types.ts";
+import { readJsonAnswer } from "./answer-reader.ts";
 import type { LLMClient, LLMContentPart, LLMMessage, LLMRequest, LLMResponse, LLMUsage } from "./client.ts";
-import { loadLanguageModel, type ResolvedModel, resolveModel } from "./resolve-model.ts";
+import {
+  loadLanguageModel,
+  type ResolvedModel,
+  resolveModel,
+  type StructuredOutputMode,
+} from "./resolve-model.ts";
 import { isStrictCompatible } from "./schema.ts";
 import { textOnlyFamily, VISION_MODEL_SUGGESTIONS } from "./vision.ts";
 
@@ -118,6 +121,63 @@ function schemaName(name: string | undefined, operation: string): string {
   return cleaned || "answer";
 }
 
+/**
+ * The output specification of a call with a schema: it asks for the shape the way `mode` says and
+ * hands back the text as it is, for the tolerant reader (the AI SDK's own parsing would refuse a
+ * fenced or slightly broken answer that can be read in one way only).
+ */
+function answerText(
+  mode: StructuredOutputMode,
+  schema: Record<string, unknown>,
+  name: string | undefined,
+): Output.Output<string, string, never> {
+  const format =
+    mode === "json_schema"
+      ? { type: "json" as const, schema: schema as never, ...(name ? { name } : {}) }
+      : mode === "json_object"
+        ? { type: "json" as const, ...(name ? { name } : {}) }
+        : { type: "text" as const };
+  return {
+    name: "text",
+    responseFormat: Promise.resolve(format),
+    async parseCompleteOutput({ text }) {
+      return text;
+    },
+    async parsePartialOutput({ text }) {
+      return { partial: text };
+    },
+    createElementStreamTransform() {
+      return undefined;
+    },
+  };
+}
+
+/** Whether an error is a server's refusal of the response format (a 4xx that names it). */
+export function refusesResponseFormat(error: unknown): boolean {
+  const last = RetryError.isInstance(error) ? error.lastError : error;
+  if (!APICallError.isInstance(last)) return false;
+  const status = last.statusCode ?? 0;
+  if (status !== 400 && status !== 422 && status !== 415 && status !== 501) return false;
+  const text = `${last.message} ${last.responseBody ?? ""}`;
+  return /response_format|json_schema|json_object|structured output|response format|guided_json|grammar/i.test(
+    text,
+  );
+}
+
+/**
+ * Reasoning tokens as the server counted them or, when it counted none but the model did reason
+ * (a `<think>` block in the content, which local servers do not count apart), an estimate from the
+ * reasoning's length: about four characters a token, never more than the output tokens.
+ */
+function withReasoningEstimate(usage: LLMUsage, reasoning: string | undefined): LLMUsage {
+  if ((usage.reasoningTokens ?? 0) > 0 || !reasoning) return usage;
+  const estimate = Math.ceil(reasoning.length / 4);
+  return {
+    ...usage,
+    reasoningTokens: usage.completionTokens > 0 ? Math.min(estimate, usage.completionTokens) : estimate,
+  };
+}
+
 function describeTransportError(error: unknown, model: ResolvedModel): string {
   let attempts = 1;
   let last = error;
@@ -160,6 +220,7 @@ export class AISdkClient implements LLMClient {
   private readonly maxRetries: number;
   private readonly log: DeckhandLog | undefined;
   private languageModel: Promise<LanguageModel> | undefined;
+  private structuredMode: StructuredOutputMode;
 
   /** Resolves the configuration now (so configuration errors surface here); the provider package loads on first use. */
   constructor(model: ModelConfiguration | undefined, options: AISdkClientOptions = {}) {
@@ -168,6 +229,7 @@ export class AISdkClient implements LLMClient {
     this.supportsVision = this.model.vision;
     this.maxRetries = options.maxRetries ?? this.model.maxRetries ?? 2;
     this.log = options.log;
+    this.structuredMode = this.model.structuredOutputs;
   }
 
   private load(): Promise<LanguageModel> {
@@ -191,6 +253,11 @@ export class AISdkClient implements LLMClient {
     return { ...own, [key]: { strictJsonSchema: strict, ...own?.[key] } };
   }
 
+  /** How this client asks for an answer's shape now: it steps down when the server refuses one. */
+  get structuredOutputMode(): StructuredOutputMode {
+    return this.structuredMode;
+  }
+
   async generate<T = unknown>(request: LLMRequest): Promise<LLMResponse<T>> {
     const { operation, schema, signal } = request;
     if (hasImage(request.messages) && !this.supportsVision) {
@@ -203,76 +270,82 @@ export class AISdkClient implements LLMClient {
     if (signal?.aborted) throw abortError(signal, operation);
     const model = await this.load();
     const { instructions, messages } = toModelMessages(request.messages);
-    let system = instructions;
-    if (schema && !this.model.structuredOutputs) {
-      system +=
-        `${system ? "\n\n" : ""}Answer with one JSON object and nothing else (no prose, no code fences). ` +
-        `It must match this JSON Schema:\n${JSON.stringify(schema)}`;
-    }
     const name = schema ? schemaName(request.schemaName, operation) : undefined;
-    const common = {
-      model,
-      ...(system ? { instructions: system } : {}),
-      messages,
-      maxRetries: this.maxRetries,
-      ...(signal ? { abortSignal: signal } : {}),
-    };
 
-    try {
-      if (!schema) {
-        const providerOptions = this.providerOptions(undefined);
-        const result = await generateText({ ...common, ...(providerOptions ? { providerOptions } : {}) });
+    for (;;) {
+      const mode = this.structuredMode;
+      let system = instructions;
+      if (schema && (mode !== "json_schema" || this.model.schemaInPrompt)) {
+        system +=
+          `${system ? "\n\n" : ""}Answer with one JSON object and nothing else (no prose, no code fences). ` +
+          `It must match this JSON Schema:\n${JSON.stringify(schema)}`;
+      }
+      const common = {
+        model,
+        ...(system ? { instructions: system } : {}),
+        messages,
+        maxRetries: this.maxRetries,
+        ...(signal ? { abortSignal: signal } : {}),
+      };
+      try {
+        const providerOptions = this.providerOptions(
+          schema && mode === "json_schema" ? isStrictCompatible(schema) : undefined,
+        );
+        const result = await generateText({
+          ...common,
+          ...(providerOptions ? { providerOptions } : {}),
+          ...(schema ? { output: answerText(mode, schema, name) } : {}),
+        });
         this.logWarnings(result.warnings);
-        const usage = toLLMUsage(result.usage);
+        const usage = withReasoningEstimate(toLLMUsage(result.usage), result.reasoningText);
         if (result.text.trim() === "") {
+          const cutOff =
+            result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
           throw new LLMUnusableAnswerError(
             operation,
-            `the model returned an empty answer (finish reason: ${result.finishReason})`,
+            result.reasoningText
+              ? `the answer holds only reasoning and no answer${cutOff}`
+              : `the model returned an empty answer${cutOff || ` (finish reason: ${result.finishReason})`}`,
             result.text,
             usage,
           );
         }
+        if (schema) {
+          // A clean answer is handed on parsed; any other goes as text to the caller's tolerant
+          // reader (answer-reader.ts), which repairs or refuses it and says why.
+          const read = readJsonAnswer(result.text);
+          if (!read.ok) {
+            const cutOff =
+              result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
+            throw new LLMUnusableAnswerError(operation, `${read.reason}${cutOff}`, result.text, usage);
+          }
+          if (read.repairs.length === 0) return { data: read.value as T, usage };
+        }
         return { data: result.text as T, usage };
-      }
-
-      const providerOptions = this.providerOptions(isStrictCompatible(schema));
-      const result = await generateText({
-        ...common,
-        ...(providerOptions ? { providerOptions } : {}),
-        // Without schema support the schema is in the prompt already; JSON mode keeps the answer parseable.
-        output: this.model.structuredOutputs
-          ? Output.object({ schema: jsonSchema<unknown>(schema as Parameters<typeof jsonSchema>[0]), name })
-          : Output.json({ name }),
-      });
-      this.logWarnings(result.warnings);
-      const usage = toLLMUsage(result.usage);
-      let data: unknown;
-      try {
-        data = result.output;
       } catch (error) {
-        if (!NoOutputGeneratedError.isInstance(error)) throw error;
-        throw new LLMUnusableAnswerError(
-          operation,
-          `the model returned no answer (finish reason: ${result.finishReason})`,
-          result.text,
-          usage,
-        );
+        if (error instanceof ServiceError) throw error;
+        if (signal?.aborted) throw abortError(signal, operation);
+        const next = schema ? this.stepDown(error, mode) : undefined;
+        if (next) continue;
+        throw new LLMResponseError(operation, describeTransportError(error, this.model), { cause: error });
       }
-      return { data: data as T, usage };
-    } catch (error) {
-      if (error instanceof ServiceError) throw error;
-      if (signal?.aborted) throw abortError(signal, operation);
-      if (NoObjectGeneratedError.isInstance(error)) {
-        const text = error.text ?? "";
-        const cutOff = error.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
-        const reason =
-          text.trim() === ""
-            ? `the model returned an empty answer${cutOff}`
-            : `the answer is not valid JSON${cutOff}: ${error.cause instanceof Error ? error.cause.message : error.message}`;
-        throw new LLMUnusableAnswerError(operation, reason, text, toLLMUsage(error.usage), { cause: error });
-      }
-      throw new LLMResponseError(operation, describeTransportError(error, this.model), { cause: error });
     }
+  }
+
+  /**
+   * After a server's 400 that names the response format: the next way down (json_schema ->
+   * json_object -> prompt), remembered for the rest of the session. Undefined for any other error.
+   */
+  private stepDown(error: unknown, mode: StructuredOutputMode): StructuredOutputMode | undefined {
+    if (mode === "prompt" || !refusesResponseFormat(error)) return undefined;
+    const next: StructuredOutputMode = mode === "json_schema" ? "json_object" : "prompt";
+    this.structuredMode = next;
+    this.log?.info(
+      "llm",
+      `${this.modelName} refused the ${mode} response format; asking with ${next === "prompt" ? "the schema in the prompt only" : next} from now on`,
+      { status: APICallError.isInstance(error) ? error.statusCode : undefined },
+    );
+    return next;
   }
 
   private logWarnings(warnings: readonly unknown[] | undefined): void {

@@ -14,6 +14,7 @@ import type { DeckhandLog } from "../log.ts";
 import type { MetricsRecorder } from "../metrics.ts";
 import type { ModelConfiguration } from "../types.ts";
 import { AISdkClient, hasImage, LLMUnusableAnswerError, visionUnsupportedError } from "./ai-sdk-client.ts";
+import { coerceToSchema, readJsonAnswer, splitThinking } from "./answer-reader.ts";
 import type { LLMClient, LLMMessage, LLMRequest, LLMUsage } from "./client.ts";
 import { InferenceFileLog, messagesWithoutImages } from "./inference-log.ts";
 import {
@@ -62,6 +63,19 @@ export interface ModelCall<S = undefined> {
    * user called act(action), and act asked an observe-style question to find its element again.
    */
   metricsAs?: ModelOperation;
+  /**
+   * Applied to the parsed answer before the schema check: the operation's own reading of what a
+   * model may say in other words (act's method synonyms). Must not guess.
+   */
+  normalize?: (answer: unknown) => unknown;
+  /**
+   * The operation's check of an answer that fits the schema (an element id that is not on the
+   * page, say). A problem makes the model be asked once more with those words; when the second
+   * answer has a problem too, it is returned with `problem` set, and the operation decides.
+   */
+  accept?: (
+    answer: S extends undefined ? string : InferSchema<S>,
+  ) => Promise<string | undefined> | string | undefined;
 }
 
 export interface ModelCallResult<T> {
@@ -74,12 +88,17 @@ export interface ModelCallResult<T> {
   /** 1, or 2 when the first answer did not fit and the model was asked again. */
   attempts: number;
   modelName: string;
+  /** What the tolerant reader repaired in the answer that was used (see docs/tolerant-reader.md). */
+  repairs: string[];
+  /** Set when the last answer fits the schema but the operation's `accept` still found this wrong. */
+  problem?: string;
 }
 
 /** A problem with an answer, in words the model can act on when asked again. */
 type AnswerProblem =
   | { kind: "mismatch"; mismatch: SchemaMismatch; answerText: string }
-  | { kind: "unusable"; reason: string; answerText: string; cause: unknown };
+  | { kind: "unusable"; reason: string; answerText: string; cause: unknown }
+  | { kind: "rejected"; reason: string; answerText: string };
 
 const RETRY_ANSWER_LIMIT = 8_000;
 
@@ -104,11 +123,18 @@ function normalizeUsage(usage: Partial<LLMUsage> | undefined): LLMUsage {
   };
 }
 
+function answerTextOf(answer: unknown): string {
+  return typeof answer === "string" ? answer : (JSON.stringify(answer) ?? "");
+}
+
 function clip(text: string, limit: number): string {
   return text.length > limit ? `${text.slice(0, limit)}... [${text.length - limit} more characters]` : text;
 }
 
 function retryMessage(problem: AnswerProblem, withSchema: boolean): string {
+  if (problem.kind === "rejected") {
+    return `Your answer cannot be used: ${problem.reason}. Answer again with the complete, corrected JSON object.`;
+  }
   if (problem.kind === "mismatch") {
     const where = problem.mismatch.path ? `at \`${problem.mismatch.path}\`` : "at the root";
     return (
@@ -139,22 +165,6 @@ export function withSystemPrompt(
         : [...m.content, { type: "text" as const, text: addition }];
     return { ...m, content };
   });
-}
-
-function parseJsonText(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
-  const trimmed = text
-    .trim()
-    .replace(/^```(?:json)?\s*/i, "")
-    .replace(/\s*```$/, "");
-  if (trimmed === "") return { ok: false, reason: "the model returned an empty answer" };
-  try {
-    return { ok: true, value: JSON.parse(trimmed) };
-  } catch (error) {
-    return {
-      ok: false,
-      reason: `the answer is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-    };
-  }
 }
 
 export class ModelCaller {
@@ -287,19 +297,47 @@ export class ModelCaller {
           cause: unusable,
         };
       } else {
-        const checked = await this.check(answer, schema, operation);
+        let checked = await this.check(answer, schema, operation, request.normalize);
+        let rejected: string | undefined;
+        const fitted = checked;
+        if (checked.ok && request.accept) {
+          rejected = await request.accept(checked.value as never);
+          if (rejected !== undefined) {
+            checked = {
+              ok: false,
+              problem: { kind: "rejected", reason: rejected, answerText: answerTextOf(answer) },
+            };
+          }
+        }
         await this.account({
           ...record,
           answer,
           ...(checked.ok ? {} : { error: this.describe(checked.problem) }),
+          ...(checked.ok && checked.repairs.length ? { repairs: checked.repairs } : {}),
         });
         if (checked.ok) {
+          if (checked.repairs.length) {
+            this.log.info("llm", `read the ${operation} answer with repairs: ${checked.repairs.join("; ")}`);
+          }
           return {
             data: checked.value,
             usage,
             inferenceTimeMs,
             attempts: attempt,
             modelName: client.modelName,
+            repairs: checked.repairs,
+          };
+        }
+        if (rejected !== undefined && attempt === 2 && fitted.ok) {
+          // The operation decides what an answer it cannot use means (act: success false).
+          return {
+            data: fitted.value,
+            usage,
+            inferenceTimeMs,
+            attempts: attempt,
+            modelName: client.modelName,
+            repairs: fitted.repairs,
+            problem: rejected,
           };
         }
         problem = checked.problem;
@@ -329,7 +367,7 @@ export class ModelCaller {
       );
     }
     const reason =
-      problem?.kind === "unusable"
+      problem?.kind === "unusable" || problem?.kind === "rejected"
         ? problem.reason
         : problem?.kind === "mismatch"
           ? `the answer does not match the ${operation} answer schema at ${problem.mismatch.path || "(root)"}: ${problem.mismatch.reason}`
@@ -343,11 +381,12 @@ export class ModelCaller {
     answer: unknown,
     schema: ResponseSchema<unknown> | undefined,
     operation: ModelOperation,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; problem: AnswerProblem }> {
+    normalize: ((answer: unknown) => unknown) | undefined,
+  ): Promise<{ ok: true; value: unknown; repairs: string[] } | { ok: false; problem: AnswerProblem }> {
     if (!schema) {
       const text =
         typeof answer === "string"
-          ? answer
+          ? splitThinking(answer).answer
           : answer === undefined || answer === null
             ? ""
             : JSON.stringify(answer);
@@ -362,19 +401,21 @@ export class ModelCaller {
           },
         };
       }
-      return { ok: true, value: text };
+      return { ok: true, value: text, repairs: [] };
     }
     // A custom client may hand back the raw text instead of parsed JSON.
     let value = answer;
-    const answerText = typeof answer === "string" ? answer : (JSON.stringify(answer) ?? "");
+    const answerText = answerTextOf(answer);
+    const repairs: string[] = [];
     if (typeof answer === "string") {
-      const parsed = parseJsonText(answer);
+      const parsed = readJsonAnswer(answer);
       if (!parsed.ok)
         return {
           ok: false,
           problem: { kind: "unusable", reason: parsed.reason, answerText, cause: undefined },
         };
       value = parsed.value;
+      repairs.push(...parsed.repairs);
     } else if (answer === undefined || answer === null) {
       return {
         ok: false,
@@ -386,6 +427,10 @@ export class ModelCaller {
         },
       };
     }
+    const coerced = coerceToSchema(value, schema.wireSchema);
+    value = coerced.value;
+    repairs.push(...coerced.repairs);
+    if (normalize) value = normalize(value);
     let result: Awaited<ReturnType<ResponseSchema<unknown>["parse"]>>;
     try {
       result = await schema.parse(value);
@@ -397,12 +442,12 @@ export class ModelCaller {
         { cause: error },
       );
     }
-    if (result.ok) return { ok: true, value: result.value };
+    if (result.ok) return { ok: true, value: result.value, repairs };
     return { ok: false, problem: { kind: "mismatch", mismatch: result, answerText } };
   }
 
   private describe(problem: AnswerProblem): string {
-    if (problem.kind === "unusable") return problem.reason;
+    if (problem.kind === "unusable" || problem.kind === "rejected") return problem.reason;
     return `${problem.mismatch.path || "(root)"}: ${problem.mismatch.reason}`;
   }
 
@@ -444,6 +489,7 @@ export class ModelCaller {
     usage: LLMUsage;
     answer?: unknown;
     error?: string;
+    repairs?: string[];
   }): Promise<void> {
     const { operation, model, attempt, inferenceTimeMs, usage } = record;
     this.log.info(

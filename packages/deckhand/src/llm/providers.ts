@@ -19,9 +19,12 @@ export interface ProviderInfo {
   baseURLEnv?: string;
   /** Whether a request without a key is pointless (hosted APIs) or normal (local servers). */
   needsKey: boolean;
-  /** Whether the endpoint honours a JSON Schema response format. When it does not, the schema
-   * goes into the prompt and the request asks for JSON mode. */
-  structuredOutputs: boolean;
+  /** How the answer's shape is asked for at first: `json_schema` where the endpoint honours a JSON
+   * Schema response format, else `json_object` (JSON mode, the schema in the prompt). */
+  structuredOutputs: "json_schema" | "json_object" | "prompt";
+  /** A server people run themselves (Ollama, LM Studio, vLLM, llama.cpp): structured output and
+   * tool calling vary by version and model, so the schema also goes into the prompt. */
+  localServer?: boolean;
 }
 
 const compatible = (
@@ -30,6 +33,7 @@ const compatible = (
   keyEnv: string[],
   needsKey: boolean,
   structuredOutputs = true,
+  localServer = false,
 ): ProviderInfo => ({
   name,
   package: "@ai-sdk/openai-compatible",
@@ -37,7 +41,8 @@ const compatible = (
   keyEnv,
   baseURLEnv: `${name.toUpperCase()}_BASE_URL`,
   needsKey,
-  structuredOutputs,
+  structuredOutputs: structuredOutputs ? "json_schema" : "json_object",
+  ...(localServer ? { localServer } : {}),
 });
 
 const PROVIDERS: readonly ProviderInfo[] = [
@@ -47,7 +52,7 @@ const PROVIDERS: readonly ProviderInfo[] = [
     keyEnv: ["OPENAI_API_KEY"],
     baseURLEnv: "OPENAI_BASE_URL",
     needsKey: true,
-    structuredOutputs: true,
+    structuredOutputs: "json_schema",
   },
   {
     name: "anthropic",
@@ -55,18 +60,20 @@ const PROVIDERS: readonly ProviderInfo[] = [
     keyEnv: ["ANTHROPIC_API_KEY"],
     baseURLEnv: "ANTHROPIC_BASE_URL",
     needsKey: true,
-    structuredOutputs: true,
+    structuredOutputs: "json_schema",
   },
   {
     name: "google",
     package: "@ai-sdk/google",
     keyEnv: ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"],
     needsKey: true,
-    structuredOutputs: true,
+    structuredOutputs: "json_schema",
   },
-  compatible("ollama", "http://127.0.0.1:11434/v1", ["OLLAMA_API_KEY"], false),
-  compatible("lmstudio", "http://127.0.0.1:1234/v1", ["LMSTUDIO_API_KEY"], false),
-  compatible("vllm", undefined, ["VLLM_API_KEY"], false),
+  compatible("ollama", "http://127.0.0.1:11434/v1", ["OLLAMA_API_KEY"], false, true, true),
+  compatible("lmstudio", "http://127.0.0.1:1234/v1", ["LMSTUDIO_API_KEY"], false, true, true),
+  compatible("vllm", undefined, ["VLLM_API_KEY"], false, true, true),
+  // llama.cpp's llama-server (default port 8080).
+  compatible("llamacpp", "http://127.0.0.1:8080/v1", ["LLAMACPP_API_KEY"], false, true, true),
   // Groq honours json_schema only on some models; JSON mode plus the schema in the prompt works on all.
   compatible("groq", "https://api.groq.com/openai/v1", ["GROQ_API_KEY"], true, false),
   compatible("deepseek", "https://api.deepseek.com/v1", ["DEEPSEEK_API_KEY"], true, false),
@@ -77,7 +84,13 @@ const PROVIDERS: readonly ProviderInfo[] = [
   compatible("openrouter", "https://openrouter.ai/api/v1", ["OPENROUTER_API_KEY"], true),
 ];
 
-const ALIASES: Readonly<Record<string, string>> = { gemini: "google", "lm-studio": "lmstudio", grok: "xai" };
+const ALIASES: Readonly<Record<string, string>> = {
+  gemini: "google",
+  "lm-studio": "lmstudio",
+  grok: "xai",
+  "llama.cpp": "llamacpp",
+  "llama-cpp": "llamacpp",
+};
 
 /** The known provider for a name (case-insensitive, aliases accepted), if any. */
 export function findProvider(name: string): ProviderInfo | undefined {
@@ -104,6 +117,7 @@ export function customCompatibleProvider(name: string): ProviderInfo {
     package: "@ai-sdk/openai-compatible",
     keyEnv: [`${envName}_API_KEY`],
     needsKey: false,
-    structuredOutputs: true,
+    structuredOutputs: "json_schema",
+    localServer: true,
   };
 }

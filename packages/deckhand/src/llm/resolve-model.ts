@@ -2,7 +2,7 @@
 // Resolution is synchronous and makes no request, so configuration mistakes surface before any
 // HTTP call; the provider package is imported only when a model of that provider is first loaded.
 
-import type { LanguageModel } from "ai";
+import { extractReasoningMiddleware, type LanguageModel, wrapLanguageModel } from "ai";
 import {
   InvalidAISDKModelFormatError,
   MissingLLMConfigurationError,
@@ -18,6 +18,7 @@ import {
   type ProviderPackage,
   supportedProviderNames,
 } from "./providers.ts";
+import { toolCallingMiddleware } from "./text-tool-calls.ts";
 import { modelSupportsVision } from "./vision.ts";
 
 /** The model used when the caller configures none (and gives no `llmClient`). */
@@ -25,6 +26,25 @@ export const DEFAULT_MODEL_NAME = "openai/gpt-4.1-mini";
 
 /** Which OpenAI API serves an `openai/...` model. */
 export type OpenAIApi = "responses" | "chat";
+
+/**
+ * How an answer's shape is asked for: `json_schema` (the schema as the response format),
+ * `json_object` (JSON mode, the schema in the prompt) or `prompt` (no response format at all, the
+ * schema in the prompt). A server that answers 400 to one is asked the next way down, and the
+ * client remembers it for the rest of the session.
+ */
+export type StructuredOutputMode = "json_schema" | "json_object" | "prompt";
+export const STRUCTURED_OUTPUT_MODES: readonly StructuredOutputMode[] = [
+  "json_schema",
+  "json_object",
+  "prompt",
+];
+
+/**
+ * How a tool call is asked for in the agent: `native` (the API's tools and tool_choice) or `text`
+ * (the tools described in the prompt, the call read from the answer's text).
+ */
+export type ToolCallMode = "native" | "text";
 
 /** Fields of the model object that Deckhand reads itself; every other field goes to the provider factory. */
 const DECKHAND_FIELDS = new Set([
@@ -36,6 +56,7 @@ const DECKHAND_FIELDS = new Set([
   "vision",
   "api",
   "structuredOutputs",
+  "toolCalls",
   "providerOptions",
   "maxRetries",
 ]);
@@ -56,8 +77,12 @@ export interface ResolvedModel {
   vision: boolean;
   /** For `openai`: which API to call. Chat Completions when a custom `baseURL` is set, else Responses. */
   api: OpenAIApi | undefined;
-  /** Whether the endpoint gets the JSON Schema as a response format (else JSON mode + schema in the prompt). */
-  structuredOutputs: boolean;
+  /** How the answer's shape is asked for at first (see StructuredOutputMode). */
+  structuredOutputs: StructuredOutputMode;
+  /** Whether the schema also goes into the prompt in `json_schema` mode: local servers may ignore the response format. */
+  schemaInPrompt: boolean;
+  /** How the agent asks for tool calls at first (see ToolCallMode). */
+  toolCalls: ToolCallMode;
   /** Per-call provider options for the AI SDK (`providerOptions` of the model object). */
   providerOptions: Record<string, Record<string, unknown>> | undefined;
   /** Transport retries per call (the AI SDK's `maxRetries`). */
@@ -96,6 +121,29 @@ function readBoolean(config: Record<string, unknown>, field: string): boolean | 
   if (value === undefined) return undefined;
   if (typeof value !== "boolean") throw optionError(field, "must be true or false");
   return value;
+}
+
+function readStructuredMode(config: Record<string, unknown>): StructuredOutputMode | undefined {
+  const value = config.structuredOutputs;
+  if (value === undefined) return undefined;
+  if (value === true) return "json_schema";
+  if (value === false) return "json_object";
+  if (typeof value === "string" && (STRUCTURED_OUTPUT_MODES as readonly string[]).includes(value))
+    return value as StructuredOutputMode;
+  throw optionError(
+    "structuredOutputs",
+    'must be "json_schema", "json_object" or "prompt" (true is "json_schema", false is "json_object")',
+  );
+}
+
+function readToolCallMode(config: Record<string, unknown>): ToolCallMode | undefined {
+  const value = config.toolCalls;
+  if (value === undefined) return undefined;
+  if (value === "native" || value === "text") return value;
+  throw optionError(
+    "toolCalls",
+    'must be "native" (the API\'s tool calls) or "text" (tool calls written in the answer)',
+  );
 }
 
 function readObject<T>(config: Record<string, unknown>, field: string): T | undefined {
@@ -252,11 +300,33 @@ export function resolveModel(
       provider.name === "openai"
         ? ((api as OpenAIApi | undefined) ?? (baseURL ? "chat" : "responses"))
         : undefined,
-    structuredOutputs: readBoolean(object, "structuredOutputs") ?? provider.structuredOutputs,
+    structuredOutputs: readStructuredMode(object) ?? provider.structuredOutputs,
+    schemaInPrompt: provider.localServer === true || !known,
+    toolCalls: readToolCallMode(object) ?? "native",
     providerOptions: readObject<Record<string, Record<string, unknown>>>(object, "providerOptions"),
     maxRetries: maxRetries as number | undefined,
     settings,
   };
+}
+
+/**
+ * Chat Completions on a server that may be a local one. Reasoning models there (Qwen3, DeepSeek-R1
+ * distills, ...) write their reasoning into the content in a `<think>` block: it is taken out as
+ * reasoning, never read as the answer. Tool calling is made to work with what the server supports
+ * (text-tool-calls.ts).
+ */
+function forLocalServers(
+  chat: Exclude<LanguageModel, string>,
+  model: ResolvedModel,
+  log: ((message: string) => void) | undefined,
+): LanguageModel {
+  return wrapLanguageModel({
+    model: chat as Parameters<typeof wrapLanguageModel>[0]["model"],
+    middleware: [
+      toolCallingMiddleware(model.toolCalls, (message) => log?.(`${model.modelName}: ${message}`)),
+      extractReasoningMiddleware({ tagName: "think" }),
+    ],
+  });
 }
 
 const loaded = new Set<ProviderPackage>();
@@ -266,8 +336,14 @@ export function loadedProviderPackages(): ReadonlySet<ProviderPackage> {
   return loaded;
 }
 
-/** Imports the provider package (first time only) and creates the language model. */
-export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageModel> {
+/**
+ * Imports the provider package (first time only) and creates the language model. `log` hears about
+ * the ways of tool calling the server made it change (text-tool-calls.ts).
+ */
+export async function loadLanguageModel(
+  model: ResolvedModel,
+  log?: (message: string) => void,
+): Promise<LanguageModel> {
   const { provider, modelId, apiKey, baseURL, headers, settings } = model;
   const common = {
     ...settings,
@@ -280,7 +356,9 @@ export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageM
       const { createOpenAI } = await import("@ai-sdk/openai");
       loaded.add(provider.package);
       const openai = createOpenAI(common);
-      return model.api === "chat" ? openai.chat(modelId) : openai.responses(modelId);
+      if (model.api !== "chat") return openai.responses(modelId);
+      // Chat Completions at another address is often a local server behind the OpenAI provider.
+      return baseURL ? forLocalServers(openai.chat(modelId), model, log) : openai.chat(modelId);
     }
     case "@ai-sdk/anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
@@ -300,9 +378,10 @@ export async function loadLanguageModel(model: ResolvedModel): Promise<LanguageM
         name: provider.name,
         baseURL: baseURL ?? "",
         includeUsage: true,
-        supportsStructuredOutputs: model.structuredOutputs,
+        // Which response format is sent is the client's choice, call by call (StructuredOutputMode).
+        supportsStructuredOutputs: true,
       });
-      return compatibleProvider.chatModel(modelId);
+      return forLocalServers(compatibleProvider.chatModel(modelId), model, log);
     }
   }
 }

@@ -18,6 +18,7 @@ import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
 import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
+import { normalizeActAnswer, pressMeansClick } from "./model-words.ts";
 import { ACT_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
 
@@ -111,12 +112,22 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
       signal: ctx.deadline.signal,
     });
     ctx.deadline.check();
-    const answer = await askForStep(ctx, snapshot, instruction, variables, performed, failureNote);
+    const { answer, problem } = await askForStep(
+      ctx,
+      snapshot,
+      instruction,
+      variables,
+      performed,
+      failureNote,
+    );
     ctx.deadline.check();
-    if (answer.elementId >= 0 && !snapshot.has(answer.elementId)) {
+    // Asked twice, and still an answer that cannot be carried out: never corrected, refused.
+    if (problem !== undefined || (answer.elementId >= 0 && !snapshot.has(answer.elementId))) {
       return actResult(
         false,
-        `The model chose element [${answer.elementId}], which is not on the page.`,
+        answer.elementId >= 0 && !snapshot.has(answer.elementId)
+          ? `The model chose element [${answer.elementId}], which is not on the page (asked twice).`
+          : `The model's answer could not be carried out (asked twice): ${problem}`,
         instruction,
         performed,
       );
@@ -188,12 +199,14 @@ async function askForStep(
   variables: Variables | undefined,
   performed: Performed[],
   failureNote: string | undefined,
-): Promise<ActAnswer> {
-  const { data } = await ctx.caller.call({
+): Promise<{ answer: ActAnswer; problem: string | undefined }> {
+  const { data, problem } = await ctx.caller.call({
     operation: "act",
     model: ctx.model,
     signal: ctx.deadline.signal,
     schema: actAnswer,
+    normalize: normalizeActAnswer,
+    accept: (answer) => checkStep(snapshot, answer),
     messages: [
       { role: "system", content: ACT_SYSTEM },
       {
@@ -210,7 +223,30 @@ async function askForStep(
       },
     ],
   });
-  return data;
+  return { answer: data, problem };
+}
+
+/**
+ * Act's check of an answer that fits the schema: its element must be one of the outline's (an id
+ * that is not is never taken for a nearby one: the model is asked again). A `press` on a button
+ * that names no key is read as the click it means (the answer is changed in place).
+ */
+async function checkStep(snapshot: Snapshot, answer: ActAnswer): Promise<string | undefined> {
+  if (answer.elementId < 0) return undefined;
+  if (!snapshot.has(answer.elementId)) {
+    return (
+      `elementId ${answer.elementId} is not in the page outline. Use only an id that the outline shows ` +
+      "in [brackets], or -1 when no element fits"
+    );
+  }
+  if (answer.method === "press") {
+    const ref = await snapshot.element(answer.elementId);
+    if (pressMeansClick(ref.role, answer.arguments)) {
+      answer.method = "click";
+      answer.arguments = [];
+    }
+  }
+  return undefined;
 }
 
 async function performAnswer(

@@ -7,6 +7,7 @@ import type { Action, Variables } from "../types.ts";
 import type { OperationContext } from "./context.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { defaultMethodFor, knownMethod } from "./methods.ts";
+import { methodFromModel } from "./model-words.ts";
 import { OBSERVE_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
 
@@ -128,6 +129,14 @@ async function ask(
     model: ctx.model,
     signal: ctx.deadline.signal,
     schema: observeAnswer,
+    // An id that is not in the outline is never taken for a nearby one: the model is asked again,
+    // and what it still names wrongly is left out.
+    accept: (answer) => {
+      const missing = answer.elements.map((e) => e.elementId).filter((id) => !snapshot.has(id));
+      return missing.length
+        ? `elementId ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not in the page outline; use only ids that the outline shows in [brackets]`
+        : undefined;
+    },
     messages: [
       { role: "system", content: OBSERVE_SYSTEM },
       {
@@ -147,7 +156,7 @@ async function ask(
     .map((e) => ({
       id: e.elementId,
       description: e.description,
-      method: knownMethod(e.method),
+      method: methodFromModel(e.method),
       arguments: e.arguments,
     }));
   return toActions(ctx, snapshot, picks);

@@ -519,7 +519,7 @@ describe("ModelCaller with the user's llmClient", () => {
   });
 
   it("validates the llmClient's answer too, accepting JSON text, and asks once more on a mismatch", async () => {
-    const client = new RecordingClient(['{"title": 42}', '```json\n{"title": "Dune"}\n```']);
+    const client = new RecordingClient(['{"title": null}', '```json\n{"title": "Dune"}\n```']);
     const { modelCaller } = caller({ model: undefined, llmClient: client });
     const result = await modelCaller.call({
       operation: "extract",

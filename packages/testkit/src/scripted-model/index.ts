@@ -23,6 +23,18 @@ export {
 } from "./replies.ts";
 export { ScriptedModel, type ScriptedModelOptions, startScriptedModel } from "./server.ts";
 export {
+  SLOPPY_TEXT_QUIRKS,
+  SLOPPY_VALUE_QUIRKS,
+  SloppyLayer,
+  type SloppyOptions,
+  type SloppyQuirk,
+  type SloppyRecord,
+  type SloppyServerQuirk,
+  type SloppyTextQuirk,
+  type SloppyValueQuirk,
+  seededRandom,
+} from "./sloppy.ts";
+export {
   DEFAULT_SCRIPTED_USAGE,
   type ScriptedAnswer,
   type ScriptedJson,

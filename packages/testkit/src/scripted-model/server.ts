@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { type Outcome, writeChatCompletion, writeResponse } from "./openai-wire.ts";
 import { parseModelRequest } from "./parse-request.ts";
 import { isScriptedReply, ScriptedReply } from "./replies.ts";
+import { SloppyLayer, type SloppyOptions } from "./sloppy.ts";
 import {
   DEFAULT_SCRIPTED_USAGE,
   type ScriptedAnswer,
@@ -36,6 +37,13 @@ export interface ScriptedModelOptions {
   defaultUsage?: Partial<ScriptedUsage>;
   /** Milliseconds every answer waits, unless its rule says otherwise. Default 0. */
   latencyMs?: number;
+  /**
+   * Make the scripted (perfect) answers sloppy the way small and local models and their servers
+   * do: fences, prose, think blocks, ids as strings, method synonyms, 400s for response_format or
+   * tools, tool calls as text... (sloppy.ts). Applies to object answers; a string answer or a
+   * `ScriptedReply` a test gives is sent as it is.
+   */
+  sloppy?: SloppyOptions;
 }
 
 /**
@@ -62,6 +70,8 @@ export class ScriptedModel {
   defaultUsage: ScriptedUsage;
   /** Milliseconds every answer waits, unless its rule says otherwise. */
   latencyMs: number;
+  /** The sloppy layer, when the server was started with `sloppy` (its `records` say what it did). */
+  readonly sloppy: SloppyLayer | undefined;
 
   private readonly server: Server;
   private readonly rules: Rule[] = [];
@@ -72,6 +82,7 @@ export class ScriptedModel {
   constructor(options: ScriptedModelOptions = {}) {
     this.defaultUsage = { ...DEFAULT_SCRIPTED_USAGE, ...options.defaultUsage };
     this.latencyMs = options.latencyMs ?? 0;
+    this.sloppy = options.sloppy ? new SloppyLayer(options.sloppy) : undefined;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) sendError(res, 500, `Scripted model server failed: ${String(error)}`);
@@ -229,6 +240,12 @@ export class ScriptedModel {
       return;
     }
 
+    const refusal = this.sloppy?.refusal(request);
+    if (refusal) {
+      sendReply(res, ScriptedReply.httpError(400, refusal, { code: "invalid_request_error" }));
+      return;
+    }
+
     const rule = this.findRule(request);
     if (!rule) {
       const last =
@@ -266,6 +283,10 @@ export class ScriptedModel {
       sendReply(res, answer);
       return;
     }
+    if (this.sloppy && !isScriptedReply(answer) && typeof answer === "object" && !request.forcedTool) {
+      const { text, truncated } = this.sloppy.answer(request, answer);
+      answer = ScriptedReply.content(text, { finishReason: truncated ? "length" : "stop" });
+    }
     const { outcome, usage: replyUsage } = this.toOutcome(request, answer);
     const usage = { ...this.defaultUsage, ...rule.options.usage, ...replyUsage };
     const id = String(this.nextId++);
@@ -292,6 +313,15 @@ export class ScriptedModel {
         };
       }
       if (answer.scriptedReply === "tool-calls") {
+        const asText = this.sloppy?.toolCallsAsText(
+          request,
+          answer.calls.map((c) => ({
+            name: c.name,
+            arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+          })),
+        );
+        if (asText !== undefined)
+          return { outcome: { kind: "content", content: asText, finishReason: "stop" }, usage: answer.usage };
         return {
           outcome: {
             kind: "tool-calls",
