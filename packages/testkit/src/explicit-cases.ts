@@ -5,26 +5,41 @@
 //
 // `expect` is:
 //   - an element id: the one element acted on (nothing else may receive an event);
+//   - several ids: a multi-step instruction, each step on its element, in this order;
 //   - "page": a key pressed on the page (no element's id receives a click or input);
+//   - "scroll" (the page scrolled down), "scroll:ID" (element ID scrolled into view), "back" (the
+//     previous page of the history), "goto:PATH" (the page at PATH opened); `{site}` in an
+//     instruction stands for the fixture site's origin;
 //   - "model": the instruction is not plain, or no single visible element fits it; with no model
-//     act() throws MissingLLMConfigurationError and nothing happens;
+//     act() throws MissingLLMConfigurationError and nothing happens (or, for a multi-step
+//     instruction, only the steps in `before` happen, in that order);
 //   - "not-done": the one element that fits cannot take the step (disabled, no such option);
 //     act() reports failure and nothing happens.
+//
+// `split` says which half a case belongs to: "dev" cases were written alongside the grammar and
+// are asserted one by one; "held-out" cases (explicit-heldout.ts) were written before the grammar
+// was widened and are only measured (and checked never to act wrongly).
 
-export type ExplicitExpectation = string;
+export type ExplicitExpectation = string | readonly string[];
 
 export interface ExplicitCase {
-  page: "login" | "sections" | "decoys" | "widgets" | "frames";
+  /** The fixture page, fixtures/pages/explicit/PAGE.html. */
+  page: string;
   instruction: string;
-  expect: ExplicitExpectation | "page" | "model" | "not-done";
+  expect: ExplicitExpectation;
+  /** For "model": the ids acted on, in order, by the steps before the one that needs a model. */
+  before?: readonly string[];
+  /** Which events show the act: clicks, keys and input (default), mouseover, or focus. */
+  events?: "hover" | "focus";
   variables?: Record<string, string>;
   /** What the case is about (look-alike, decoy, duplicate, only looks explicit, ...). */
   note?: string;
+  split?: "dev" | "held-out";
 }
 
 const email = { email: "ann@example.com" };
 
-export const EXPLICIT_CASES: readonly ExplicitCase[] = [
+const DEV_CASES: ExplicitCase[] = [
   // ---------- login: look-alike names ----------
   { page: "login", instruction: "click the Sign in button", expect: "sign-in" },
   { page: "login", instruction: "click Sign in", expect: "sign-in", note: "look-alike: Sign in with Google" },
@@ -225,3 +240,9 @@ export const EXPLICIT_CASES: readonly ExplicitCase[] = [
   { page: "frames", instruction: "type 'hi' into the Message field", expect: "chat-message" },
   { page: "frames", instruction: "click the Pay now link", expect: "model" },
 ];
+
+/** The development half: asserted case by case. */
+export const EXPLICIT_CASES: readonly ExplicitCase[] = DEV_CASES.map((c) => ({
+  ...c,
+  split: "dev" as const,
+}));
