@@ -10,7 +10,7 @@ export interface ExplicitClient {
   act(
     instruction: string,
     options?: { variables?: Record<string, string> },
-  ): Promise<{ success: boolean; message: string }>;
+  ): Promise<{ success: boolean; message: string; actions?: { selector: string }[] }>;
   page: {
     goto(url: string): Promise<unknown>;
     evaluate<R = unknown, A = unknown>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R>;
@@ -24,6 +24,11 @@ export interface ExplicitObservation {
   message: string;
   /** Ids that received the case's kind of event, in the order they first did. */
   ids: string[];
+  /**
+   * For a step that needed no input event (checking a radio that is already checked): the ids of
+   * the elements the result's actions name (top document only).
+   */
+  named: string[];
   /** A key went to the page. */
   key: boolean;
   scrollY: number;
@@ -87,10 +92,12 @@ export async function runExplicitCase(
   const started = performance.now();
   let result: ExplicitObservation["result"];
   let message = "";
+  let selectors: string[] = [];
   try {
     const done = await dh.act(instructionOf(c, origin), c.variables ? { variables: c.variables } : {});
     result = done.success ? "done" : "failed";
     message = done.message;
+    selectors = (done.actions ?? []).map((a) => a.selector).filter((x) => x && !/iframe|\/\/.*\/\//.test(x));
   } catch (error) {
     if (!isModelError(error)) throw error;
     result = "model";
@@ -99,18 +106,31 @@ export async function runExplicitCase(
   const ms = performance.now() - started;
   const scrollTarget =
     typeof c.expect === "string" && c.expect.startsWith("scroll:") ? c.expect.slice(7) : "";
-  const seen = await dh.page.evaluate((target: string) => {
-    const w = window as unknown as { __hits?: Hit[] };
-    const el = target ? document.getElementById(target) : null;
-    const box = el?.getBoundingClientRect();
-    return {
-      hits: w.__hits ?? [],
-      scrollY: window.scrollY,
-      inView: !!box && box.bottom > 0 && box.top < window.innerHeight,
-      path: location.pathname,
-      search: location.search,
-    };
-  }, scrollTarget);
+  const seen = await dh.page.evaluate(
+    ({ target, selectors }: { target: string; selectors: string[] }) => {
+      const w = window as unknown as { __hits?: Hit[] };
+      const el = target ? document.getElementById(target) : null;
+      const box = el?.getBoundingClientRect();
+      return {
+        hits: w.__hits ?? [],
+        scrollY: window.scrollY,
+        inView: !!box && box.bottom > 0 && box.top < window.innerHeight,
+        path: location.pathname,
+        search: location.search,
+        named: selectors.map((x) => {
+          const node = document.evaluate(
+            x,
+            document,
+            null,
+            XPathResult.FIRST_ORDERED_NODE_TYPE,
+            null,
+          ).singleNodeValue;
+          return node instanceof Element ? node.id : "";
+        }),
+      };
+    },
+    { target: scrollTarget, selectors },
+  );
   // A key "on the page" goes to whatever has focus: only clicks and input count against it.
   const kinds = KINDS[c.events ?? "default"].filter((k) => c.expect !== "page" || k !== "keydown");
   const ids = [...new Set(seen.hits.filter((h) => kinds.includes(h.type) && h.id).map((h) => h.id!))];
@@ -118,6 +138,7 @@ export async function runExplicitCase(
     result,
     message,
     ids,
+    named: seen.named,
     key: seen.hits.some((h) => h.type === "keydown"),
     scrollY: seen.scrollY,
     inView: seen.inView,
@@ -158,5 +179,6 @@ export function judgeExplicit(c: ExplicitCase, o: ExplicitObservation): Explicit
   if (e === "scroll") return o.ids.length === 0 && o.scrollY > 0 ? "as-labelled" : "wrong";
   if (e.startsWith("scroll:"))
     return o.ids.length === 0 && o.inView && o.scrollY > 0 ? "as-labelled" : "wrong";
+  if (o.ids.length === 0 && expected.length === 1 && same(o.named, expected)) return "as-labelled";
   return same(o.ids, expected) ? "as-labelled" : "wrong";
 }
