@@ -802,7 +802,12 @@ export async function actExplicitly(
         : read.steps.slice(i).map(describePlan)
       ).join(", then ");
     let on: { snapshot: Snapshot; ids: number[] } | undefined;
-    if (plan.target) {
+    if (plan.target && !(await mentioned(ctx, plan))) {
+      // No name the step gives appears anywhere on the page: nothing can fit, and the page's
+      // outline is not read (a refusal then costs one small call per frame).
+      if (!plan.key) return handOff(notOne(0, plan.target.phrase), restText());
+      plan = { method: "press", argument: plan.key };
+    } else if (plan.target) {
       const snapshot = await takeSnapshot(ctx.page, {
         tokenBudget: false,
         domSettleTimeout: ctx.domSettleTimeout,
@@ -867,6 +872,26 @@ function done(instruction: string, performed: Performed[]): ActResult {
   );
   Object.defineProperty(result, RESOLVED_WITHOUT_MODEL, { value: true, enumerable: true });
   return result;
+}
+
+/**
+ * Whether a name the step gives (any reading, any list item, either reading of the words)
+ * appears on the page at all (see the in-page `mentions`). True when a reading has no name ("the
+ * button": the only one of its kind) or a frame cannot be asked.
+ */
+async function mentioned(ctx: OperationContext, plan: ExplicitPlan): Promise<boolean> {
+  const targets = [plan, plan.alternative]
+    .flatMap((p) => (p ? [p.target, ...(p.items ?? [])] : []))
+    .filter((t): t is Target => t !== undefined);
+  const readings = targets.flatMap((t) => t.readings);
+  if (readings.some((r) => r.name === undefined)) return true;
+  const names = [...new Set(readings.map((r) => normalName(r.name!).toLowerCase()))].filter((n) => n);
+  if (names.length === 0) return true;
+  const answers = await Promise.all(
+    ctx.page.frames().map((frame) => frame.invoke(domRuntime, "mentions", names).catch(() => true)),
+  );
+  ctx.deadline.check();
+  return answers.some(Boolean);
 }
 
 /** The element (or, for a list, the elements) a step acts on, or why there is not one. */

@@ -463,6 +463,28 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
     },
 
     /**
+     * For explicit instructions, a cheap first test: whether any of `names` (lower case, NFKC,
+     * spaces collapsed) appears in the text of the document or its shadow roots, or in an
+     * attribute that can give an element its name. A name that appears nowhere is no element's
+     * name, so the instruction is refused without reading the page's outline.
+     */
+    mentions(names: string[]): boolean {
+      const squash = (t: string | null | undefined) =>
+        (t ?? "").normalize("NFKC").toLowerCase().replace(/\s+/g, " ");
+      for (const root of allRoots(document)) {
+        const text = squash(root instanceof Document ? root.documentElement?.textContent : root.textContent);
+        if (names.some((n) => text.includes(n))) return true;
+        for (const el of root.querySelectorAll("[aria-label],[placeholder],[title],[alt],input[value]")) {
+          for (const attr of ["aria-label", "placeholder", "title", "alt", "value"]) {
+            const value = el.getAttribute(attr);
+            if (value && names.some((n) => squash(value).includes(n))) return true;
+          }
+        }
+      }
+      return false;
+    },
+
+    /**
      * For explicit instructions: whether a person can reach it (perceivable, not inert, not behind
      * an open modal dialog) and the containers it is in, innermost first: each with the kinds a
      * person calls it by and the names they may give it (its label, its heading or legend, for a row
