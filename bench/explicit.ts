@@ -29,6 +29,8 @@ interface HalfFigures {
   carriedOut: number;
   asLabelled: number;
   wrong: string[];
+  /** Labelled explicit, but left to the model. */
+  refused: string[];
   pages: number;
 }
 
@@ -43,6 +45,7 @@ async function runHalf(
     carriedOut: 0,
     asLabelled: 0,
     wrong: [],
+    refused: [],
     pages: new Set(cases.map((c) => c.page)).size,
   };
   for (const c of cases) {
@@ -54,36 +57,61 @@ async function runHalf(
     }
     if (verdict === "as-labelled") figures.asLabelled++;
     if (verdict === "wrong") figures.wrong.push(`${c.page}: ${c.instruction}`);
+    if (verdict !== "as-labelled" && labelledExplicit(c)) figures.refused.push(`${c.page}: ${c.instruction}`);
   }
   return figures;
 }
 
 const pct = (n: number, of: number) => `${n} of ${of} (${((100 * n) / Math.max(1, of)).toFixed(1)}%)`;
 
-/** Median times of an explicit act and of refusals on the generated 5,000-element page. */
-async function largePage(dh: Deckhand, url: string, reps: number) {
+/**
+ * Times on the generated 5,000-element page: an explicit act carried out (act() from call to
+ * result), and refusals measured up to the moment the explicit attempt gives the instruction to
+ * the model (the debug log line "not carried out without a model", written synchronously by the
+ * driver): that is what the zero-token path adds before a model call.
+ */
+async function largePage(
+  dh: Deckhand,
+  marks: { since: number; refusedAt: number },
+  url: string,
+  reps: number,
+) {
   const acts: number[] = [];
-  const refusals: number[] = [];
-  const unparsed: number[] = [];
-  // Refused after reading the page: the name is on no element, or on many.
-  const refused = ["click the Checkout button", "click Target"];
+  const absent: number[] = [];
+  const read: number[] = [];
+  const grammar: number[] = [];
+  const refusals: [string, number[]][] = [
+    // no element is named so, and the words appear nowhere on the page
+    ["click the Checkout button", absent],
+    // the word appears (in "Target button"), so the page's outline is read: no element fits exactly
+    ["click Target", read],
+    // not an explicit instruction: refused by the grammar
+    ["summarise the records table", grammar],
+  ];
   for (let i = 0; i < reps; i++) {
     await dh.page.goto(url);
-    for (const instruction of [...refused, "summarise the records table"]) {
-      const started = performance.now();
+    for (const [instruction, times] of refusals) {
+      marks.refusedAt = 0;
+      marks.since = performance.now();
       const error = await dh.act(instruction).then(
         () => undefined,
         (e: unknown) => e,
       );
-      if (!isModelError(error)) throw new Error(`${instruction}: expected a refusal, got ${String(error)}`);
-      (refused.includes(instruction) ? refusals : unparsed).push(performance.now() - started);
+      if (!isModelError(error) || !marks.refusedAt)
+        throw new Error(`${instruction}: expected a refusal, got ${String(error)}`);
+      times.push(marks.refusedAt - marks.since);
     }
     const started = performance.now();
     const result = await dh.act("click the Target button");
     if (!result.success) throw new Error(`click the Target button: ${result.message}`);
     acts.push(performance.now() - started);
   }
-  return { acts: summarize(acts), refusals: summarize(refusals), unparsed: summarize(unparsed) };
+  return {
+    acts: summarize(acts),
+    absent: summarize(absent),
+    read: summarize(read),
+    grammar: summarize(grammar),
+  };
 }
 
 export const explicitSuite: Suite = {
@@ -95,7 +123,17 @@ export const explicitSuite: Suite = {
     // key, if any, is put back for the suites that run after this one.)
     const key = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_API_KEY;
-    const [dh, site] = await Promise.all([startDeckhand(), startFixtureServer()]);
+    const marks = { since: 0, refusedAt: 0 };
+    const [dh, site] = await Promise.all([
+      startDeckhand({
+        verbose: 2,
+        logger: (line) => {
+          const { message } = line as { message?: string };
+          if (message?.startsWith("not carried out without a model")) marks.refusedAt = performance.now();
+        },
+      }),
+      startFixtureServer(),
+    ]);
     try {
       const url = (p: string) => site.url(p);
       ctx.progress(
@@ -125,41 +163,42 @@ export const explicitSuite: Suite = {
         notes: [
           "Labelled explicit: one element (or several steps, a key, a scroll, back, an address) a person would act on; the rest need judgement (the model) or fail on a disabled element.",
           ...[...dev.wrong, ...held.wrong].map((w) => `Wrong: ${w}`),
+          ...held.refused.map((r) => `Held out, labelled explicit, left to the model: ${r}`),
           "Tokens used: 0 (there is no model; anything not explicit throws MissingLLMConfigurationError).",
         ],
       });
       ctx.progress("explicit: a page of 5,000 elements");
-      const large = await largePage(dh, site.url("generated/large?elements=5000"), ctx.reps(15, 5));
+      const large = await largePage(dh, marks, site.url("generated/large?elements=5000"), ctx.reps(15, 5));
+      const timeRow = (label: string, t: ReturnType<typeof summarize>) => [
+        label,
+        fmtInt(t.n),
+        fmtMs(t.median),
+        fmtMs(t.p95),
+      ];
       output.tables.push({
-        title: "On a page of 5,000 elements (generated/large): time in act() with no model",
+        title: "On a page of 5,000 elements (generated/large), no model",
         columns: ["", "n", "median ms", "p95 ms"],
         rows: [
-          [
-            "explicit act carried out (page read, element found, click, check)",
-            large.acts.n,
-            fmtMs(large.acts.median),
-            fmtMs(large.acts.p95),
-          ],
-          [
-            "refusal after reading the page (a name no element has)",
-            large.refusals.n,
-            fmtMs(large.refusals.median),
-            fmtMs(large.refusals.p95),
-          ],
-          [
-            "refusal by the grammar (not an explicit instruction)",
-            large.unparsed.n,
-            fmtMs(large.unparsed.median),
-            fmtMs(large.unparsed.p95),
-          ],
-        ].map((r) => r.map((v) => (typeof v === "number" ? fmtInt(v) : v))),
+          timeRow(
+            "explicit act carried out: act() from call to result (page read, element found, click, check)",
+            large.acts,
+          ),
+          timeRow(
+            "refusal, the name appears nowhere on the page: act() until handed to the model",
+            large.absent,
+          ),
+          timeRow("refusal after reading the page's outline (the word appears, no element fits)", large.read),
+          timeRow("refusal by the grammar (not an explicit instruction)", large.grammar),
+        ],
         notes: [],
       });
       output.figures["development: share carried out"] = dev.carriedOut / dev.explicit;
       output.figures["held out: share carried out"] = held.carriedOut / held.explicit;
       output.figures["wrong resolutions"] = dev.wrong.length + held.wrong.length;
       output.figures["explicit act, 5,000 elements"] = large.acts;
-      output.figures["refusal, 5,000 elements"] = large.refusals;
+      output.figures["refusal, name nowhere, 5,000 elements"] = large.absent;
+      output.figures["refusal after the outline, 5,000 elements"] = large.read;
+      output.figures["refusal by the grammar, 5,000 elements"] = large.grammar;
       output.targets.push(
         checkTarget("wrong resolutions", dev.wrong.length + held.wrong.length, "", "==", 0),
       );
@@ -176,7 +215,16 @@ export const explicitSuite: Suite = {
         ),
       );
       output.targets.push(
-        checkTarget("refusal before the model call, median", large.refusals.median, "ms", "<=", 10),
+        checkTarget(
+          "refusal before the model call (name nowhere), median",
+          large.absent.median,
+          "ms",
+          "<=",
+          10,
+        ),
+      );
+      output.targets.push(
+        checkTarget("refusal before the model call (grammar), median", large.grammar.median, "ms", "<=", 10),
       );
     } finally {
       await Promise.all([dh.close(), site.close()]);
