@@ -457,6 +457,11 @@ const DEV_CASES: ExplicitCase[] = [
     expect: "model",
     note: "a description of a value",
   },
+  // text to type after a colon, into the field that has the focus
+  { page: "dev-dialog", instruction: "Type: notes.txt", expect: "new-name", note: "the dialog focused it" },
+  { page: "dev-dialog", instruction: "type 'notes.txt'", expect: "new-name" },
+  { page: "login", instruction: "Type: hello world", expect: "model", note: "nothing has the focus" },
+  { page: "dev-dialog", instruction: "Type: my new name", expect: "model", note: "a description of a value" },
   // a key and a button of the same name
   { page: "dev-lists", instruction: "press Home", expect: "page", note: "no element named Home" },
   { page: "widgets", instruction: "press Enter", expect: "page" },

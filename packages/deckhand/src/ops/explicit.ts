@@ -1,15 +1,22 @@
 // Explicit instructions: act without a model when the instruction says plainly what to do and to
 // which element ("click the Sign in button", "type %email% into the Email field", "select Germany
-// from the Country dropdown", "check Remember me", "press Enter").
+// from the Country dropdown", "Check A, B and C, then click Continue", "press Enter").
 //
-// Two halves. parseExplicit() reads the instruction against a small grammar: one verb, one target
-// named by its accessible name (quoted or plain, with an optional kind word such as "button" or
-// "field"), and for typing a quoted text or a %variable%. Anything else (two actions, a position,
-// a condition, a description instead of a name, unquoted text to type) is not explicit. Then
-// resolveExplicit() reads the whole page (every frame, no token budget) and looks for elements
-// whose role fits the verb (and the kind word) and whose accessible name is exactly the name
-// given (case and spacing aside). Only when exactly one such element can be seen is it acted on;
-// none or several means the model decides (or, with no model, MissingLLMConfigurationError).
+// Two halves. parseExplicitSteps() splits the instruction into clauses ("A and B", "A, then B")
+// and reads each against a table of verbs (VERBS: the words, and the shape of what follows them)
+// and of kind words (KINDS: "button", "link", "field", "dropdown", ... and the roles each fits);
+// a target is a name (quoted or plain), a kind word before or after it, a kind word alone (the
+// only one of its kind), and optionally a container ("in the Billing address section", "in the
+// row for Ada", "in the dialog"). Anything else (a condition, a position, a description instead
+// of a name, a value that is described rather than given) is not explicit. Then actExplicitly()
+// carries the clauses out in turn: for each, it reads the whole page (every frame, no token
+// budget) and looks for elements whose role fits the verb and the kind word, whose accessible
+// name is the name given (case and spacing aside; when several differ only in case, the one
+// written exactly), that a person can see and reach (not behind an open modal dialog) and that
+// are in the container named. Only when exactly one fits is it acted on; the first clause for
+// which none or several fit goes, with the rest, to the model, which is told which steps were
+// done (or, with no model, MissingLLMConfigurationError says what was done and why the rest needs
+// one).
 //
 // The rule is "never a wrong element": a plain instruction whose target is not unique costs a
 // model call, never a guess.
@@ -275,6 +282,8 @@ const QUOTES: Record<string, string> = {
 
 /** One way to read the target: a name (or none: the only one of its kind), roles, a container. */
 interface Reading {
+  /** The element that has the keyboard focus ("Type: hello"). */
+  focused?: true;
   name?: string;
   roles: readonly string[];
   container?: { kinds?: readonly string[]; name?: string };
@@ -685,7 +694,18 @@ function parseClause(
     }
     case "typeInto": {
       const parts = split("into|in|in to|inside|on|as");
-      if (!parts) return { needsModel: "it does not say which field to type into" };
+      if (!parts) {
+        // "Type: hello world", "type 'hello'": into the field that has the focus.
+        const value = /^(?:type|enter|input|write):/i.test(clause)
+          ? textArgument(rest, variables, true)
+          : textArgument(rest, variables, false);
+        if (value === undefined) return { needsModel: "it does not say which field to type into" };
+        return done({
+          method: "fill",
+          argument: value,
+          target: { phrase: "the focused field", readings: [{ focused: true, roles: TEXT_FIELDS }] },
+        });
+      }
       const value = textArgument(parts[0]!, variables, false);
       if (value === undefined)
         return { needsModel: "the text to type is neither quoted nor a %variable% that is given" };
@@ -954,7 +974,7 @@ async function fitting(snapshot: Snapshot, target: Target): Promise<number[]> {
       const place = await frame.invoke(domRuntime, "explicitPlace", handle);
       if (!place.reachable) continue;
       const readings = candidate.readings.filter(
-        (r) => !r.container || inContainer(place.containers, r.container),
+        (r) => (!r.container || inContainer(place.containers, r.container)) && (!r.focused || place.focused),
       );
       if (readings.length) seen.push({ ref: candidate.ref, readings });
     } finally {

@@ -490,7 +490,11 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
      * person calls it by and the names they may give it (its label, its heading or legend, for a row
      * its first cell and its position among the table's body rows).
      */
-    explicitPlace(el: Element): { reachable: boolean; containers: { kinds: string[]; names: string[] }[] } {
+    explicitPlace(el: Element): {
+      reachable: boolean;
+      focused: boolean;
+      containers: { kinds: string[]; names: string[] }[];
+    } {
       const text = (node: Element | null | undefined) =>
         (node?.textContent ?? "").replace(/\s+/g, " ").trim();
       const labelOf = (node: Element): string[] => {
@@ -562,7 +566,9 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
         if (kinds.length) containers.push({ kinds, names: names.filter((n) => n) });
       }
       const reachable = !inert && (!modal || inModal || modal === el) && this.perceivable(el);
-      return { reachable, containers };
+      let active: Element | null = document.activeElement;
+      while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+      return { reachable, focused: active === el, containers };
     },
 
     /** A field's value: an input's, a textarea's or a select's, or the text of a contenteditable element. */
