@@ -80,6 +80,7 @@ async function largePage(
   const absent: number[] = [];
   const read: number[] = [];
   const grammar: number[] = [];
+  const roundTrip: number[] = [];
   const refusals: [string, number[]][] = [
     // no element is named so, and the words appear nowhere on the page
     ["click the Checkout button", absent],
@@ -90,6 +91,10 @@ async function largePage(
   ];
   for (let i = 0; i < reps; i++) {
     await dh.page.goto(url);
+    // For scale: one bare call into the page and back, on the same machine at the same moment.
+    const before = performance.now();
+    await dh.page.evaluate(() => 0);
+    roundTrip.push(performance.now() - before);
     for (const [instruction, times] of refusals) {
       marks.refusedAt = 0;
       marks.since = performance.now();
@@ -111,6 +116,7 @@ async function largePage(
     absent: summarize(absent),
     read: summarize(read),
     grammar: summarize(grammar),
+    roundTrip: summarize(roundTrip),
   };
 }
 
@@ -189,6 +195,10 @@ export const explicitSuite: Suite = {
           ),
           timeRow("refusal after reading the page's outline (the word appears, no element fits)", large.read),
           timeRow("refusal by the grammar (not an explicit instruction)", large.grammar),
+          timeRow(
+            "for scale: one bare call into the page and back (page.evaluate(() => 0))",
+            large.roundTrip,
+          ),
         ],
         notes: [],
       });
