@@ -1,133 +1,241 @@
-// explicit: the labelled set of explicit instructions (testkit's EXPLICIT_CASES) run with no
-// model: the share carried out without one, the number of wrong resolutions (an element other
-// than the label's, or any action where the label says the model must decide), and what an
-// explicit act costs in time. The test explicit-set.test.ts asserts the same outcomes case by case.
+// explicit: the labelled set of explicit instructions run with no model, each half on its own
+// (testkit's EXPLICIT_CASES, the development half; EXPLICIT_HELD_OUT, written before the grammar
+// was widened and not tuned against): the share of the instructions labelled explicit that are
+// carried out without a model, wrong resolutions (acting on an element, or in a way, the label does
+// not allow), outcomes equal to their label; and what the zero-token path costs on a page of 5,000
+// elements: the median time of an explicit act, and of a refusal (the time act() spends before it
+// would call a model). The test explicit-set.test.ts asserts the development half case by case.
 
-import { EXPLICIT_CASES, type ExplicitCase, startFixtureServer } from "@deckhand/testkit";
+import {
+  EXPLICIT_CASES,
+  EXPLICIT_HELD_OUT,
+  type ExplicitCase,
+  judgeExplicit,
+  labelledExplicit,
+  runExplicitCase,
+  startFixtureServer,
+} from "@deckhand/testkit";
 import { type Deckhand, MissingLLMConfigurationError } from "deckhand";
 import { startDeckhand } from "./support/browser.ts";
 import { checkTarget, emptyOutput, fmtInt, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { summarize } from "./support/stats.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
 
-interface Hit {
-  type: string;
-  id: string | null;
+const isModelError = (error: unknown) => error instanceof MissingLLMConfigurationError;
+
+interface HalfFigures {
+  total: number;
+  explicit: number;
+  carriedOut: number;
+  asLabelled: number;
+  wrong: string[];
+  /** Labelled explicit, but left to the model. */
+  refused: string[];
+  pages: number;
 }
 
-type Outcome = { kind: "acted"; ids: string[]; page: boolean } | { kind: "model" } | { kind: "not-done" };
-
-async function runCase(
+async function runHalf(
   dh: Deckhand,
-  url: string,
-  c: ExplicitCase,
-): Promise<{ outcome: Outcome; ms: number }> {
-  await dh.page.goto(url);
-  await dh.page.evaluate(() => {
-    (window as unknown as { __hits: unknown[] }).__hits.length = 0;
-  });
-  const started = performance.now();
-  let outcome: Outcome;
-  try {
-    const result = await dh.act(c.instruction, c.variables ? { variables: c.variables } : {});
-    const ms = performance.now() - started;
-    const hits = await dh.page.evaluate(() => (window as unknown as { __hits: Hit[] }).__hits);
-    const kinds = c.instruction.startsWith("hover")
-      ? ["mouseover"]
-      : ["click", "dblclick", "keydown", "input", "change"];
-    const ids = [...new Set(hits.filter((h) => kinds.includes(h.type) && h.id).map((h) => h.id!))];
-    outcome = result.success
-      ? { kind: "acted", ids, page: hits.some((h) => h.type === "keydown") }
-      : ids.length
-        ? { kind: "acted", ids, page: false }
-        : { kind: "not-done" };
-    return { outcome, ms };
-  } catch (error) {
-    if (!(error instanceof MissingLLMConfigurationError)) throw error;
-    return { outcome: { kind: "model" }, ms: performance.now() - started };
+  url: (path: string) => string,
+  cases: readonly ExplicitCase[],
+): Promise<HalfFigures> {
+  const figures: HalfFigures = {
+    total: cases.length,
+    explicit: 0,
+    carriedOut: 0,
+    asLabelled: 0,
+    wrong: [],
+    refused: [],
+    pages: new Set(cases.map((c) => c.page)).size,
+  };
+  for (const c of cases) {
+    const seen = await runExplicitCase(dh, url, c, isModelError);
+    const verdict = judgeExplicit(c, seen);
+    if (labelledExplicit(c)) {
+      figures.explicit++;
+      if (verdict === "as-labelled") figures.carriedOut++;
+    }
+    if (verdict === "as-labelled") figures.asLabelled++;
+    if (verdict === "wrong") figures.wrong.push(`${c.page}: ${c.instruction}`);
+    if (verdict !== "as-labelled" && labelledExplicit(c)) figures.refused.push(`${c.page}: ${c.instruction}`);
   }
+  return figures;
 }
 
-/** Whether an outcome acted where it must not (the number the issue wants at zero). */
-function wrong(c: ExplicitCase, o: Outcome): boolean {
-  if (o.kind !== "acted") return false;
-  if (c.expect === "page") return o.ids.length > 0;
-  if (c.expect === "model" || c.expect === "not-done") return true;
-  return o.ids.length !== 1 || o.ids[0] !== c.expect;
-}
+const pct = (n: number, of: number) => `${n} of ${of} (${((100 * n) / Math.max(1, of)).toFixed(1)}%)`;
 
-/** Whether an outcome is exactly what the label says. */
-function matchesLabel(c: ExplicitCase, o: Outcome): boolean {
-  if (c.expect === "model" || c.expect === "not-done") return o.kind === c.expect;
-  if (o.kind !== "acted") return false;
-  if (c.expect === "page") return o.ids.length === 0 && o.page;
-  return o.ids.length === 1 && o.ids[0] === c.expect;
+/**
+ * Times on the generated 5,000-element page: an explicit act carried out (act() from call to
+ * result), and refusals measured up to the moment the explicit attempt gives the instruction to
+ * the model (the debug log line "not carried out without a model", written synchronously by the
+ * driver): that is what the zero-token path adds before a model call.
+ */
+async function largePage(
+  dh: Deckhand,
+  marks: { since: number; refusedAt: number },
+  url: string,
+  reps: number,
+) {
+  const acts: number[] = [];
+  const absent: number[] = [];
+  const read: number[] = [];
+  const grammar: number[] = [];
+  const roundTrip: number[] = [];
+  const refusals: [string, number[]][] = [
+    // no element is named so, and the words appear nowhere on the page
+    ["click the Checkout button", absent],
+    // the word appears (in "Target button"), so the page's outline is read: no element fits exactly
+    ["click Target", read],
+    // not an explicit instruction: refused by the grammar
+    ["summarise the records table", grammar],
+  ];
+  for (let i = 0; i < reps; i++) {
+    await dh.page.goto(url);
+    // For scale: one bare call into the page and back, on the same machine at the same moment.
+    const before = performance.now();
+    await dh.page.evaluate(() => 0);
+    roundTrip.push(performance.now() - before);
+    for (const [instruction, times] of refusals) {
+      marks.refusedAt = 0;
+      marks.since = performance.now();
+      const error = await dh.act(instruction).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (!isModelError(error) || !marks.refusedAt)
+        throw new Error(`${instruction}: expected a refusal, got ${String(error)}`);
+      times.push(marks.refusedAt - marks.since);
+    }
+    const started = performance.now();
+    const result = await dh.act("click the Target button");
+    if (!result.success) throw new Error(`click the Target button: ${result.message}`);
+    acts.push(performance.now() - started);
+  }
+  return {
+    acts: summarize(acts),
+    absent: summarize(absent),
+    read: summarize(read),
+    grammar: summarize(grammar),
+    roundTrip: summarize(roundTrip),
+  };
 }
 
 export const explicitSuite: Suite = {
   name: "explicit",
-  title: "Explicit instructions without a model: share resolved, wrong resolutions, time per act",
+  title: "Explicit instructions without a model: share carried out per half, wrong resolutions, time",
   async run(ctx: SuiteContext): Promise<SuiteOutput> {
     const output = emptyOutput();
     // No key anywhere: whatever is not explicit fails with MissingLLMConfigurationError. (The
     // key, if any, is put back for the suites that run after this one.)
     const key = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_API_KEY;
-    const [dh, site] = await Promise.all([startDeckhand(), startFixtureServer()]);
+    const marks = { since: 0, refusedAt: 0 };
+    const [dh, site] = await Promise.all([
+      startDeckhand({
+        verbose: 2,
+        logger: (line) => {
+          const { message } = line as { message?: string };
+          if (message?.startsWith("not carried out without a model")) marks.refusedAt = performance.now();
+        },
+      }),
+      startFixtureServer(),
+    ]);
     try {
-      let resolved = 0;
-      let wrongCount = 0;
-      let asExpected = 0;
-      const times: number[] = [];
-      const byPage = new Map<string, { total: number; resolved: number }>();
-      const wrongOnes: string[] = [];
-      ctx.progress(`explicit: ${EXPLICIT_CASES.length} labelled instructions`);
-      for (const c of EXPLICIT_CASES) {
-        const { outcome, ms } = await runCase(dh, site.url(`explicit/${c.page}.html`), c);
-        const row = byPage.get(c.page) ?? { total: 0, resolved: 0 };
-        row.total++;
-        if (outcome.kind === "acted") {
-          resolved++;
-          row.resolved++;
-          times.push(ms);
-        }
-        byPage.set(c.page, row);
-        if (wrong(c, outcome)) {
-          wrongCount++;
-          wrongOnes.push(`${c.page}: ${c.instruction}`);
-        }
-        if (matchesLabel(c, outcome)) asExpected++;
-      }
-      const total = EXPLICIT_CASES.length;
-      const explicitLabelled = EXPLICIT_CASES.filter(
-        (c) => c.expect !== "model" && c.expect !== "not-done",
-      ).length;
-      const time = summarize(times);
+      const url = (p: string) => site.url(p);
+      ctx.progress(
+        `explicit: ${EXPLICIT_CASES.length} development and ${EXPLICIT_HELD_OUT.length} held-out instructions`,
+      );
+      const dev = await runHalf(dh, url, EXPLICIT_CASES);
+      const held = await runHalf(dh, url, EXPLICIT_HELD_OUT);
+      const row = (name: string, f: HalfFigures) => [
+        name,
+        fmtInt(f.total),
+        fmtInt(f.pages),
+        pct(f.carriedOut, f.explicit),
+        `${f.asLabelled} of ${f.total}`,
+        fmtInt(f.wrong.length),
+      ];
       output.tables.push({
-        title: `The labelled set, no model (${total} instructions over 5 fixture pages)`,
-        columns: ["page", "instructions", "resolved without a model"],
-        rows: [
-          ...[...byPage].map(([page, r]) => [page, r.total, r.resolved]),
-          ["all", total, `${resolved} (${((100 * resolved) / total).toFixed(1)}%)`],
+        title: "The labelled set, no model",
+        columns: [
+          "half",
+          "instructions",
+          "pages",
+          "labelled explicit: carried out without a model",
+          "outcome equal to label",
+          "wrong resolutions",
         ],
+        rows: [row("development", dev), row("held out", held)],
         notes: [
-          `Labelled as explicit (one element, or a key on the page): ${explicitLabelled}; as needing the model or failing on a disabled/absent option: ${total - explicitLabelled}.`,
-          `Outcome equal to the label: ${asExpected} of ${total}. Wrong resolutions: ${wrongCount}${wrongOnes.length ? ` (${wrongOnes.join("; ")})` : ""}.`,
+          "Labelled explicit: one element (or several steps, a key, a scroll, back, an address) a person would act on; the rest need judgement (the model) or fail on a disabled element.",
+          ...[...dev.wrong, ...held.wrong].map((w) => `Wrong: ${w}`),
+          ...held.refused.map((r) => `Held out, labelled explicit, left to the model: ${r}`),
           "Tokens used: 0 (there is no model; anything not explicit throws MissingLLMConfigurationError).",
         ],
       });
+      ctx.progress("explicit: a page of 5,000 elements");
+      const large = await largePage(dh, marks, site.url("generated/large?elements=5000"), ctx.reps(15, 5));
+      const timeRow = (label: string, t: ReturnType<typeof summarize>) => [
+        label,
+        fmtInt(t.n),
+        fmtMs(t.median),
+        fmtMs(t.p95),
+      ];
       output.tables.push({
-        title: "One explicit act, carried out (page read with no token budget, element found, action, check)",
-        columns: ["acts", "median ms", "p95 ms", "max ms"],
-        rows: [[fmtInt(times.length), fmtMs(time.median), fmtMs(time.p95), fmtMs(time.max)]],
+        title: "On a page of 5,000 elements (generated/large), no model",
+        columns: ["", "n", "median ms", "p95 ms"],
+        rows: [
+          timeRow(
+            "explicit act carried out: act() from call to result (page read, element found, click, check)",
+            large.acts,
+          ),
+          timeRow(
+            "refusal, the name appears nowhere on the page: act() until handed to the model",
+            large.absent,
+          ),
+          timeRow("refusal after reading the page's outline (the word appears, no element fits)", large.read),
+          timeRow("refusal by the grammar (not an explicit instruction)", large.grammar),
+          timeRow(
+            "for scale: one bare call into the page and back (page.evaluate(() => 0))",
+            large.roundTrip,
+          ),
+        ],
         notes: [],
       });
-      output.figures["resolved without a model"] = resolved;
-      output.figures["share resolved without a model"] = resolved / total;
-      output.figures["wrong resolutions"] = wrongCount;
-      output.figures["explicit act"] = time;
-      output.targets.push(checkTarget("wrong resolutions", wrongCount, "", "==", 0));
-      output.targets.push(checkTarget("outcomes equal to their label", asExpected, "", "==", total));
+      output.figures["development: share carried out"] = dev.carriedOut / dev.explicit;
+      output.figures["held out: share carried out"] = held.carriedOut / held.explicit;
+      output.figures["wrong resolutions"] = dev.wrong.length + held.wrong.length;
+      output.figures["explicit act, 5,000 elements"] = large.acts;
+      output.figures["refusal, name nowhere, 5,000 elements"] = large.absent;
+      output.figures["refusal after the outline, 5,000 elements"] = large.read;
+      output.figures["refusal by the grammar, 5,000 elements"] = large.grammar;
+      output.targets.push(
+        checkTarget("wrong resolutions", dev.wrong.length + held.wrong.length, "", "==", 0),
+      );
+      output.targets.push(
+        checkTarget("development outcomes equal to their label", dev.asLabelled, "", "==", dev.total),
+      );
+      output.targets.push(
+        checkTarget(
+          "held out: share carried out (%)",
+          Math.round((1000 * held.carriedOut) / held.explicit) / 10,
+          "",
+          ">=",
+          60,
+        ),
+      );
+      output.targets.push(
+        checkTarget(
+          "refusal before the model call (name nowhere), median",
+          large.absent.median,
+          "ms",
+          "<=",
+          10,
+        ),
+      );
+      output.targets.push(
+        checkTarget("refusal before the model call (grammar), median", large.grammar.median, "ms", "<=", 10),
+      );
     } finally {
       await Promise.all([dh.close(), site.close()]);
       if (key !== undefined) process.env.OPENAI_API_KEY = key;

@@ -2,6 +2,17 @@
 export { type AuthProxy, type AuthProxyOptions, startAuthProxy } from "./auth-proxy.ts";
 export { type ChildScript, startChildScript } from "./child-script.ts";
 export { EXPLICIT_CASES, type ExplicitCase } from "./explicit-cases.ts";
+export { EXPLICIT_HELD_OUT } from "./explicit-heldout.ts";
+export {
+  type ExplicitClient,
+  type ExplicitObservation,
+  type ExplicitVerdict,
+  expectedIds,
+  instructionOf,
+  judgeExplicit,
+  labelledExplicit,
+  runExplicitCase,
+} from "./explicit-run.ts";
 export { type FixtureServer, startFixtureServer } from "./fixture-server.ts";
 export type { FixtureRequest, RouteHandler } from "./fixture-site.ts";
 export {

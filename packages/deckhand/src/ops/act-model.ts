@@ -38,6 +38,11 @@ export interface ActParams {
   instruction: string;
   variables?: Variables;
   cache?: ActionCache;
+  /**
+   * Steps already carried out without a model (the explicit clauses of a multi-step instruction)
+   * and what is left: the model is told they happened and asked only for the rest.
+   */
+  handOff?: { done: Performed[]; rest: string };
 }
 
 /**
@@ -56,8 +61,15 @@ export async function actWithModel(ctx: OperationContext, params: ActParams): Pr
   ctx.log.debug("act", "not carried out without a model; asking the model", {
     why: explicit.resolved ? explicit.result.message : explicit.reason,
   });
+  const handOff =
+    !explicit.resolved && explicit.done.length > 0 ? { done: explicit.done, rest: explicit.rest } : undefined;
+  if (handOff) {
+    ctx.log.info("act", "explicit steps carried out without a model; the rest goes to the model", {
+      done: handOff.done.length,
+    });
+  }
   try {
-    return await actByModel(ctx, params);
+    return await actByModel(ctx, { ...params, ...(handOff ? { handOff } : {}) });
   } catch (error) {
     if (!(error instanceof MissingLLMConfigurationError)) throw error;
     const fallback = needsModel(params.instruction, explicit, error);
@@ -73,8 +85,12 @@ function needsModel(
   error: MissingLLMConfigurationError,
 ): MissingLLMConfigurationError | ActResult {
   if (explicit.resolved) return explicit.result;
+  const done = explicit.done.length
+    ? ` Done before that, without a model: ${explicit.done.map((p) => p.action.description).join(", then ")}; ` +
+      `left for a model: ${explicit.rest}.`
+    : "";
   return new MissingLLMConfigurationError(
-    `The instruction ${JSON.stringify(instruction)} needs a model: ${explicit.reason}. ` +
+    `The instruction ${JSON.stringify(instruction)} needs a model: ${explicit.reason}.${done} ` +
       "Without a model, act() carries out only explicit instructions that name one visible element " +
       '(for example "click the Sign in button", "type %email% into the Email field"). ' +
       error.message,
@@ -88,7 +104,8 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
   const startUrl = ctx.page.url();
   const cacheKey = params.cache?.key(instruction, startUrl, variables);
 
-  if (params.cache && cacheKey) {
+  // After explicit steps, a cached replay would do them again: the cache is for whole instructions.
+  if (params.cache && cacheKey && !params.handOff) {
     const replayed = await replayFromCache(ctx, params.cache, cacheKey, variables);
     if (replayed) {
       return actResult(
@@ -100,7 +117,7 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
     }
   }
 
-  const performed: Performed[] = [];
+  const performed: Performed[] = [...(params.handOff?.done ?? [])];
   let healedFrom: string | undefined;
   let failureNote: string | undefined;
   let lookedAgain = false;
@@ -119,6 +136,7 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
       variables,
       performed,
       failureNote,
+      params.handOff?.rest,
     );
     ctx.deadline.check();
     // Asked twice, and still an answer that cannot be carried out: never corrected, refused.
@@ -181,7 +199,7 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
   const message =
     `Done: ${performed.map((p) => p.action.description).join(", then ")}.` +
     (healedFrom ? ` (Self-healed: the first attempt failed with "${healedFrom}".)` : "");
-  if (params.cache && cacheKey) {
+  if (params.cache && cacheKey && !params.handOff) {
     await params.cache.put(cacheKey, {
       instruction,
       url: startUrl,
@@ -199,6 +217,7 @@ async function askForStep(
   variables: Variables | undefined,
   performed: Performed[],
   failureNote: string | undefined,
+  rest: string | undefined,
 ): Promise<{ answer: ActAnswer; problem: string | undefined }> {
   const { data, problem } = await ctx.caller.call({
     operation: "act",
@@ -216,6 +235,9 @@ async function askForStep(
           describeVariables(variables),
           performed.length
             ? `Steps already done:\n${performed.map((p, i) => `${i + 1}. ${p.action.description}`).join("\n")}`
+            : undefined,
+          rest
+            ? `The steps already done carried out the start of the instruction. Do only the rest: ${rest}`
             : undefined,
           failureNote,
           `Page outline:\n${ctx.redactor.mask(snapshot.text)}`,

@@ -96,6 +96,48 @@ describe.each(MODES)("%s", (mode) => {
     expect(await hitIds(fx.dh)).toEqual(["shipping-save"]);
   });
 
+  it("carries out the explicit steps of an instruction, then asks the model only for the rest", async () => {
+    await open(fx, "explicit/widgets.html");
+    const before = await fx.dh.metrics;
+    let prompt = "";
+    onAct(fx.model, (request) => {
+      prompt = request.text;
+      return step({
+        elementId: idOf(request, "button: Add to cart"),
+        method: "click",
+        description: "click the Add to cart button",
+      });
+    });
+    const result = await fx.dh.act("type 'Ann' into the First name field, then click the cheapest option");
+    expect(result.success, result.message).toBe(true);
+    expect(actRequests()).toBe(1);
+    // The model saw the step done and was asked for the rest only.
+    expect(prompt).toContain('Steps already done:\n1. type "Ann" into the First name field');
+    expect(prompt).toContain("Do only the rest: click the cheapest option");
+    // The result lists every step; the page got both.
+    expect(result.actions?.map((a) => a.description)).toEqual([
+      'type "Ann" into the First name field',
+      "click the Add to cart button",
+    ]);
+    expect(await fieldValue(fx.dh, "#first-name")).toBe("Ann");
+    expect(await hitIds(fx.dh)).toEqual(["add-to-cart"]);
+    expect((await fx.dh.metrics).actPromptTokens).toBeGreaterThan(before.actPromptTokens);
+  });
+
+  it("carries out every step of an explicit multi-step instruction without a model", async () => {
+    await open(fx, "explicit/login.html");
+    const result = await fx.dh.act(
+      "type %email% into the Email field, check Remember me, then click Sign in",
+      { variables: { email: EMAIL } },
+    );
+    expect(result.success, result.message).toBe(true);
+    expect(result.message).toMatch(/^Done without a model/);
+    expect(result.actions?.map((a) => a.method)).toEqual(["fill", "check", "click"]);
+    expect(JSON.stringify(result)).not.toContain(EMAIL);
+    expect(await fieldValue(fx.dh, "#email")).toBe(EMAIL);
+    expect(actRequests()).toBe(0);
+  });
+
   it("asks the model when the one element that fits cannot take the step", async () => {
     await open(fx, "explicit/decoys.html");
     onAct(fx.model, () => step({ elementId: -1, method: "click", description: "the button is disabled" }));
@@ -197,6 +239,18 @@ describe("with no model configured", () => {
     );
     const vague = await dh.act("finish the checkout").catch((e: unknown) => e);
     expect((vague as Error).message).toMatch(/not a plain instruction/);
+  });
+
+  it("after explicit steps, says which were done and what is left for a model", async () => {
+    await dh.page.goto(fx.site.url("explicit/sections.html"));
+    const error = await dh
+      .act("type 'Acme' into the Company field, then click Save")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MissingLLMConfigurationError);
+    expect((error as Error).message).toMatch(
+      /needs a model: 2 visible elements on the page fit "Save"\. Done before that, without a model: type "Acme" into the Company field; left for a model: click Save\./,
+    );
+    expect(await fieldValue(dh, "#billing-company")).toBe("Acme");
   });
 
   it("without the option, an explicit instruction needs a model too", async () => {
