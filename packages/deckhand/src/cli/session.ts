@@ -1,8 +1,9 @@
 // The Deckhand a command works with. Without --keep-open: a browser of its own (or a REMOTE
 // session), ended when the command ends. With --keep-open: the browser is launched with keepAlive
 // (it outlives the command) and its address is written to a state file; the next command attaches
-// to it, and `deckhand close` ends it and removes its profile. REMOTE: the session is started with
-// keepAlive and the next command resumes it by id.
+// to it, and `deckhand close` ends it and removes its profile. A kept browser that no command uses
+// for its idle timeout (--idle-timeout, default five minutes) is ended by its keeper (keeper.ts).
+// REMOTE: the session is started with keepAlive and the next command resumes it by id.
 //
 // The state file is $DECKHAND_CLI_STATE, or ~/.deckhand/cli-session.json; it holds no key.
 
@@ -13,13 +14,21 @@ import { Deckhand } from "../deckhand.ts";
 import type { DeckhandOptions } from "../options.ts";
 import type { LogLine } from "../types.ts";
 import type { CommonOptions } from "./args.ts";
+import { alive, DEFAULT_IDLE_MS, startKeeper, stopBrowser } from "./keeper.ts";
 
 interface KeptLocal {
   kind: "local";
   cdpUrl: string;
   pid: number;
   userDataDir: string;
+  /** The keeper process that ends the browser after idleMs without use. */
+  keeperPid?: number;
+  idleMs?: number;
+  /** When a command last used the browser (ms since the epoch). */
+  lastUsedAt?: number;
 }
+/** How often a command that runs long tells the keeper it still uses the browser (ms, at most). */
+const IDLE_BEAT_MS = 30_000;
 interface KeptRemote {
   kind: "remote";
   apiUrl: string;
@@ -47,12 +56,38 @@ function writeKept(kept: Kept): void {
   writeFileSync(path, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
 }
 
-function alive(pid: number): boolean {
+/**
+ * Marks the kept browser as in use (now, and every beat until the returned stop is called, which
+ * marks it once more): its keeper counts the idle time from the last mark. `idleMs`, when given,
+ * becomes the browser's idle timeout.
+ */
+function holdKept(kept: KeptLocal, idleMs: number | undefined): () => void {
+  const mark = () => {
+    // Another command may have closed it, or kept another browser meanwhile: only ours is marked.
+    const now = readKept();
+    if (now?.kind !== "local" || now.pid !== kept.pid) return;
+    writeKept({ ...now, lastUsedAt: Date.now(), ...(idleMs !== undefined ? { idleMs } : {}) });
+  };
+  mark();
+  const every = Math.max(
+    1_000,
+    Math.min(IDLE_BEAT_MS, Math.floor((idleMs ?? kept.idleMs ?? DEFAULT_IDLE_MS) / 3)),
+  );
+  const beat = setInterval(mark, every);
+  beat.unref();
+  return () => {
+    clearInterval(beat);
+    mark();
+  };
+}
+
+/** Whether `pid` is still the keeper of the browser with this profile (not a reused pid); Linux only. */
+function isKeeperOf(pid: number, userDataDir: string): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return args.includes("--keeper") && args.includes(userDataDir);
   } catch {
-    return false;
+    return false; // gone, or no /proc: the keeper exits by itself once the browser is gone
   }
 }
 
@@ -102,14 +137,30 @@ export async function openSession(
   }
 
   if (kept?.kind === "local" && alive(kept.pid)) {
+    const release = holdKept(kept, common.idleTimeout);
     const dh = new Deckhand({
       ...base,
       env: "LOCAL",
       keepAlive: true,
       localBrowserLaunchOptions: { cdpUrl: kept.cdpUrl },
     });
-    await dh.init();
-    return { dh, reused: true, done: () => dh.close() };
+    try {
+      await dh.init();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return {
+      dh,
+      reused: true,
+      done: async () => {
+        try {
+          await dh.close();
+        } finally {
+          release();
+        }
+      },
+    };
   }
 
   const dh = new Deckhand({
@@ -121,12 +172,29 @@ export async function openSession(
   await dh.init();
   const launched = dh.context.browser.launched;
   if (common.keepOpen && launched) {
-    writeKept({
+    const idleMs = common.idleTimeout ?? DEFAULT_IDLE_MS;
+    const kept: KeptLocal = {
       kind: "local",
       cdpUrl: dh.connectURL(),
       pid: launched.pid,
       userDataDir: launched.userDataDir,
-    });
+      idleMs,
+      lastUsedAt: Date.now(),
+    };
+    writeKept(kept);
+    writeKept({ ...kept, keeperPid: startKeeper(statePath(), launched.pid, launched.userDataDir, idleMs) });
+    const release = holdKept(kept, undefined);
+    return {
+      dh,
+      reused: false,
+      done: async () => {
+        try {
+          await dh.close();
+        } finally {
+          release();
+        }
+      },
+    };
   }
   return { dh, reused: false, done: () => dh.close() };
 }
@@ -148,16 +216,16 @@ export async function closeKept(): Promise<string | undefined> {
     await dh.close();
     return `remote session ${kept.sessionId}`;
   }
-  if (alive(kept.pid)) {
-    // The browser leads its own process group (it was launched detached): its helpers go too.
+  // Its keeper first (it has nothing left to do), then the browser, which leads its own process
+  // group (it was launched detached): its helpers go too.
+  if (kept.keeperPid && isKeeperOf(kept.keeperPid, kept.userDataDir)) {
     try {
-      process.kill(-kept.pid, "SIGTERM");
+      process.kill(kept.keeperPid, "SIGTERM");
     } catch {
-      process.kill(kept.pid, "SIGTERM");
+      // gone meanwhile
     }
-    for (let i = 0; i < 100 && alive(kept.pid); i++) await new Promise((r) => setTimeout(r, 50));
-    if (alive(kept.pid)) process.kill(-kept.pid, "SIGKILL");
   }
-  rmSync(kept.userDataDir, { recursive: true, force: true });
+  await stopBrowser(kept.pid);
+  rmSync(kept.userDataDir, { recursive: true, force: true, maxRetries: 3 });
   return `browser ${kept.pid}`;
 }
