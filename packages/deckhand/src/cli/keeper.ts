@@ -6,14 +6,17 @@
 // browser whose `deckhand close` never came (a script that was killed, a state file that was
 // deleted) would run until the machine restarts.
 //
-// Each command that uses the browser writes its time of use into the state file (at its start,
-// every IDLE_BEAT while it runs, and at its end); the keeper reads it from there. A state file
-// that is gone or names another browser leaves the keeper counting from the last use it saw.
+// Each command that uses the browser holds it while it runs (a marker file next to the state file
+// names the command's process: a browser in use is never ended, however long the command takes),
+// and writes its time of use into the state file as it starts and ends; the keeper counts the idle
+// time from the last use. A state file that is gone or names another browser leaves the keeper
+// counting from the last use it saw.
 //
 // Node built-ins only: it is started as its own process (see startKeeper) and stays small.
 
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** How long a kept browser may go unused before its keeper ends it (ms): five minutes. */
@@ -71,6 +74,31 @@ function readUse(statePath: string, pid: number): KeptUse | undefined {
   }
 }
 
+/** The marker file by which the command running as `pid` holds the kept browser of `statePath`. */
+export function inUseMarker(statePath: string, pid: number): string {
+  return `${statePath}.in-use.${pid}`;
+}
+
+/**
+ * Whether a live command holds the browser of `statePath` (see inUseMarker). Markers of commands
+ * that are gone (killed before their release) are removed.
+ */
+function inUse(statePath: string): boolean {
+  const prefix = `${basename(statePath)}.in-use.`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(statePath)).filter((name) => name.startsWith(prefix));
+  } catch {
+    return false; // the directory is gone
+  }
+  let held = false;
+  for (const name of names) {
+    if (alive(Number(name.slice(prefix.length)))) held = true;
+    else rmSync(join(dirname(statePath), name), { force: true });
+  }
+  return held;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Stops the browser (its whole process group: it was launched detached) and waits for it to go. */
@@ -112,6 +140,8 @@ export async function keep(
       lastUsedAt = Math.max(lastUsedAt, use.lastUsedAt ?? 0);
       idle = use.idleMs ?? idle;
     }
+    // A command holds it now: in use until its release.
+    if (inUse(statePath)) lastUsedAt = Math.max(lastUsedAt, Date.now());
     const step = keeperStep(alive(pid), lastUsedAt, idle, Date.now());
     if (step.kind === "wait") {
       await sleep(step.ms);

@@ -14,7 +14,7 @@ import { Deckhand } from "../deckhand.ts";
 import type { DeckhandOptions } from "../options.ts";
 import type { LogLine } from "../types.ts";
 import type { CommonOptions } from "./args.ts";
-import { alive, DEFAULT_IDLE_MS, startKeeper, stopBrowser } from "./keeper.ts";
+import { alive, DEFAULT_IDLE_MS, inUseMarker, startKeeper, stopBrowser } from "./keeper.ts";
 
 interface KeptLocal {
   kind: "local";
@@ -27,8 +27,6 @@ interface KeptLocal {
   /** When a command last used the browser (ms since the epoch). */
   lastUsedAt?: number;
 }
-/** How often a command that runs long tells the keeper it still uses the browser (ms, at most). */
-const IDLE_BEAT_MS = 30_000;
 interface KeptRemote {
   kind: "remote";
   apiUrl: string;
@@ -57,27 +55,29 @@ function writeKept(kept: Kept): void {
 }
 
 /**
- * Marks the kept browser as in use (now, and every beat until the returned stop is called, which
- * marks it once more): its keeper counts the idle time from the last mark. `idleMs`, when given,
- * becomes the browser's idle timeout.
+ * Marks the kept browser as in use by this command until the returned release is called: a marker
+ * file next to the state file names this process (its keeper does not end a browser a live
+ * command holds, however long the command runs), and the state file gets the time of use, again
+ * at the release (the keeper counts the idle time from there). `idleMs`, when given, becomes the
+ * browser's idle timeout.
  */
 function holdKept(kept: KeptLocal, idleMs: number | undefined): () => void {
+  const marker = inUseMarker(statePath(), process.pid);
   const mark = () => {
     // Another command may have closed it, or kept another browser meanwhile: only ours is marked.
     const now = readKept();
     if (now?.kind !== "local" || now.pid !== kept.pid) return;
     writeKept({ ...now, lastUsedAt: Date.now(), ...(idleMs !== undefined ? { idleMs } : {}) });
   };
+  try {
+    writeFileSync(marker, `${kept.pid}\n`, { mode: 0o600 });
+  } catch {
+    // No marker (a read-only directory): the time of use below still counts.
+  }
   mark();
-  const every = Math.max(
-    1_000,
-    Math.min(IDLE_BEAT_MS, Math.floor((idleMs ?? kept.idleMs ?? DEFAULT_IDLE_MS) / 3)),
-  );
-  const beat = setInterval(mark, every);
-  beat.unref();
   return () => {
-    clearInterval(beat);
     mark();
+    rmSync(marker, { force: true });
   };
 }
 
@@ -182,8 +182,10 @@ export async function openSession(
       lastUsedAt: Date.now(),
     };
     writeKept(kept);
-    writeKept({ ...kept, keeperPid: startKeeper(statePath(), launched.pid, launched.userDataDir, idleMs) });
+    // Held by this command before its keeper starts: the keeper's first look sees it in use.
     const release = holdKept(kept, undefined);
+    const keeperPid = startKeeper(statePath(), launched.pid, launched.userDataDir, idleMs);
+    writeKept({ ...(readKept() ?? kept), keeperPid } as KeptLocal);
     return {
       dh,
       reused: false,

@@ -76,10 +76,7 @@ describe("agent replay (LOCAL, cacheDir)", () => {
       variables: { user: "carol", password: PASSWORD },
     });
 
-  // Retried: on a busy machine a replayed step can miss the time the cached-act replay gives an
-  // element to appear and fall back to the model once (seen once in a full CI run, 0 of 3 alone).
   it("stores a successful run, replays it with no model call, heals a moved field and writes it back", {
-    retry: 2,
     timeout: 60_000,
   }, async () => {
     html = LOGIN;
