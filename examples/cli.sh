@@ -14,8 +14,8 @@ trap 'deckhand close >/dev/null' EXIT
 
 # The browser stays open for the next commands; one that no command uses for two minutes goes by
 # itself (--idle-timeout, default 5m), should this script never reach its `deckhand close`.
-deckhand act "$here/pages/shop.html" "type 'Ada Lovelace' into the Full name field" --keep-open --idle-timeout 2m --json | jq -r .result.message
-deckhand act "select Germany from the Country dropdown" --json | jq -r .result.message
-deckhand act "click Place order" --json | jq -r .result.message
+deckhand act "$here/pages/shop.html" "type 'Ada Lovelace' into the Full name field" --keep-open --idle-timeout 2m --json | jq -r '.result.message // "\(.error.name): \(.error.message)"'
+deckhand act "select Germany from the Country dropdown" --json | jq -r '.result.message // "\(.error.name): \(.error.message)"'
+deckhand act "click Place order" --json | jq -r '.result.message // "\(.error.name): \(.error.message)"'
 deckhand text --json | jq -r .result.pageText | grep -E 'Full name|Order placed|status'
 deckhand screenshot -o "${TMPDIR:-/tmp}/deckhand-example.png" --json | jq -r '"screenshot: \(.result.bytes) bytes"'

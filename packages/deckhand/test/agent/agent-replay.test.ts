@@ -159,5 +159,5 @@ describe("agent replay (LOCAL, cacheDir)", () => {
     expect(result.success).toBe(true);
     expect(result.actions[0]).toMatchObject({ type: "lookup", arguments: { q: "x" }, success: true });
     expect((await readdir(dir)).length).toBe(before);
-  }, 30_000);
+  });
 });

@@ -176,7 +176,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
 
     const closed = await deckhand(["close"], e);
     expect(closed.json).toMatchObject({ ok: true, ended: `browser ${kept.pid}` });
-    expect(await waitForNoChrome(kept.userDataDir, 5_000)).toEqual([]);
+    expect(await waitForNoChrome(kept.userDataDir)).toEqual([]);
     expect(existsSync(kept.userDataDir)).toBe(false);
     expect(existsSync(state)).toBe(false);
     // Its keeper went with it.
@@ -202,7 +202,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     // can find the browser any more, and it still goes.
     rmSync(state);
     // Bounds only a stalled keeper can reach: the browser goes a second after the command ended.
-    expect(await waitForNoChrome(kept.userDataDir, 60_000)).toEqual([]);
+    expect(await waitForNoChrome(kept.userDataDir)).toEqual([]);
     expect(await waitForNoProcess(kept.userDataDir)).toEqual([]);
     expect(existsSync(kept.userDataDir)).toBe(false);
   });

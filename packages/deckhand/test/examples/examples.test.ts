@@ -206,14 +206,14 @@ describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
         ["examples/cli.sh"],
         freshEnv({ DECKHAND_CLI_STATE: state, TMPDIR: dir }),
       );
-      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
       expect(ran.stdout).toContain(
         'Done without a model (explicit instruction): select "Germany" from the Country dropdown.',
       );
       expect(ran.stdout).toContain("Order placed for Ada Lovelace: nothing to Germany.");
       expect(ran.stdout).toMatch(/screenshot: \d+ bytes/);
       // Its `deckhand close` ended the kept browser and its keeper (their profile is under `dir`).
-      expect(await waitForNoChrome(dir, 10_000)).toEqual([]);
+      expect(await waitForNoChrome(dir)).toEqual([]);
       expect(processesMentioning(dir)).toEqual([]);
       expect(existsSync(state)).toBe(false);
     } finally {
@@ -233,7 +233,7 @@ describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
     }
   });
 
-  describe("service-curl.sh", () => {
+  describe("service-curl.sh", { timeout: TEST_LIMIT_MS }, () => {
     let service: TestService;
     let site: FixtureServer;
     beforeAll(async () => {
