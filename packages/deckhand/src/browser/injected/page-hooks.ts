@@ -128,6 +128,7 @@ export function installPageHooks(): void {
       },
     }[name]!;
     Object.defineProperty(wrapper, "toString", { value: () => native.toString(), enumerable: false });
+    Object.defineProperty(wrapper, "length", { value: native.length });
     return wrapper;
   };
   if (typeof globalThis.fetch === "function")
@@ -155,6 +156,7 @@ export function installPageHooks(): void {
       }
     };
     Object.defineProperty(trackedSend, "toString", { value: () => nativeSend.toString(), enumerable: false });
+    Object.defineProperty(trackedSend, "length", { value: nativeSend.length });
     XMLHttpRequest.prototype.send = trackedSend;
   }
   const requestsInFlight = (): number => {
