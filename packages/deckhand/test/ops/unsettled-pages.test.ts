@@ -54,6 +54,17 @@ describe.each(MODES)("%s", (mode) => {
     expect(questions).toHaveLength(1);
   });
 
+  it("waits for a timer the page set while loading, however late its script ran", async () => {
+    // Its script runs 700 ms after the navigation began (later on a busy machine): the timer it
+    // sets is due after the document's first second, and still part of its loading.
+    const page = await open(fx, "unsettled/late-timer.html");
+    onAct(fx.model, clickIfShown(/button: Continue/));
+    const [result, questions] = await asked(fx, "act", () => fx.dh.act("click Continue"));
+    expect(result.success).toBe(true);
+    expect(await textOf(page, "#result")).toBe("continued");
+    expect(questions).toHaveLength(1);
+  });
+
   // The page renders its button while the model is answering the first question (the test makes
   // it do so before the model's answer goes out), so the answer "nothing fits" comes from a page
   // that has changed since: the operation must look again. What the page does is tied to the
