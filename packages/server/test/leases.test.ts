@@ -75,8 +75,8 @@ describe.skipIf(!url)(
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await client.end();
       rmSync(tmp, { recursive: true, force: true });
-      expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
-      expect(await waitForNoChrome(markers.b, 10_000)).toEqual([]);
+      expect(await waitForNoChrome(markers.a)).toEqual([]);
+      expect(await waitForNoChrome(markers.b)).toEqual([]);
     });
 
     it("the other node leaves a session alone while its owner lives, and reclaims it within 30 s of a SIGKILL", async () => {
@@ -155,7 +155,7 @@ describe.skipIf(!url)(
       const nextId2 = (await next.json()).data.sessionId as string;
       expect((await call(b!, `/v1/sessions/${nextId2}/end`, {})).status).toBe(200);
       // A's browser went with it, and its profile too.
-      expect(await waitForNoChrome(markers.a, 10_000)).toEqual([]);
+      expect(await waitForNoChrome(markers.a)).toEqual([]);
       // A could not remove its session's download directory; B does, once the session has ended.
       await eventually(
         () => !sessionDirs().some((name) => name.includes(sessionId)),

@@ -140,7 +140,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
         await store.close();
         rmSync(dir!, { recursive: true, force: true });
       }
-      const left = await waitForNoChrome(marker, 5000);
+      const left = await waitForNoChrome(marker);
       if (left.length > 0) throw new Error(`Chrome left running: ${left.map((p) => p.pid).join(", ")}`);
       const dirs = sessionDirs.filter((dir) => existsSync(dir));
       if (dirs.length > 0) throw new Error(`session directories left: ${dirs.join(", ")}`);
@@ -276,12 +276,19 @@ export async function browserTargetsOf(
 }
 
 /** Resolves once `check` is true, or fails after `timeoutMs`. */
+/**
+ * The least time `eventually` gives a condition: one only a stall reaches (a loaded 2-core machine
+ * can take seconds to end a browser or a session). A test's own, shorter number says how soon it
+ * normally comes; it cannot fail a test on a busy machine. Waiting ends as soon as it holds.
+ */
+export const STALL_MS = 60_000;
+
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 5000,
   what = "condition",
 ) {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + Math.max(timeoutMs, STALL_MS);
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

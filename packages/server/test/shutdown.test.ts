@@ -35,7 +35,7 @@ describe("SIGTERM with operations in flight", () => {
     await fx?.close();
     rmSync(dir, { recursive: true, force: true });
     server?.removeTmp();
-    expect(await waitForNoChrome(marker, 10_000)).toEqual([]);
+    expect(await waitForNoChrome(marker)).toEqual([]);
   });
 
   const call = (pathname: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -91,7 +91,7 @@ describe("SIGTERM with operations in flight", () => {
     expect(await server!.exited).toBe(0);
     // The grace (1 s) and the closing of the browser, not the model's 60 s.
     expect(Date.now() - stoppedAt).toBeLessThan(20_000);
-    expect(await waitForNoChrome(marker, 10_000)).toEqual([]);
+    expect(await waitForNoChrome(marker)).toEqual([]);
     expect(server!.leftovers()).toEqual([]);
   }, 60_000);
 });

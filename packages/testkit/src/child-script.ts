@@ -24,7 +24,7 @@ export function startChildScript(
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${script} printed nothing matching ${ready} in time: ${out}`));
-    }, options.timeoutMs ?? 30_000);
+    }, options.timeoutMs ?? 90_000);
     child.stdout!.on("data", (chunk: Buffer) => {
       out += chunk.toString();
       const match = ready.exec(out);

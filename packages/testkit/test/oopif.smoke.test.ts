@@ -71,5 +71,5 @@ it("puts the frames of the second and third site in their own iframe targets", a
   const dir = chrome.userDataDir;
   await chrome.kill();
   chrome = undefined;
-  expect(await waitForNoChrome(dir, 10_000)).toEqual([]);
+  expect(await waitForNoChrome(dir)).toEqual([]);
 });

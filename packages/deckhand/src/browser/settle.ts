@@ -1,7 +1,9 @@
 // Waiting for a page to stop changing before it is read, from real signals only:
 //
 // - requests in flight that can change the DOM (documents, scripts, XHR, fetch), unless they are
-//   old enough to be background traffic (a long poll, a beacon);
+//   old enough to be background traffic (a long poll, a beacon): as the browser reports them, and
+//   as the page counts its scripts' own (which covers the moment between a response's arrival and
+//   the script that renders it, and a request the browser has not reported yet);
 // - navigations asked for and not committed yet, documents still being parsed, and timeouts a
 //   young document set for its first second (content it renders a moment after loading);
 // - DOM changes (after parsing) and Deckhand's own input events within a short quiet window:
@@ -103,7 +105,7 @@ function trafficBusy(page: Page, now: number): boolean {
 
 /** Milliseconds of calm one frame still needs (0: none), or "loading" while it must be waited for. */
 function frameWait(check: QuietState): number | "loading" {
-  if (check.readyState === "loading" || check.timersDue !== null) return "loading";
+  if (check.readyState === "loading" || check.timersDue !== null || check.requests > 0) return "loading";
   if (check.burstAge > ENDLESS_MS) return 0;
   const needed =
     check.rhythm === null ? QUIET_MS : Math.min(MAX_QUIET_MS, Math.max(QUIET_MS, 2 * check.rhythm));

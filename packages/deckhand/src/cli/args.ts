@@ -18,6 +18,8 @@ export interface CommonOptions {
   remote?: string;
   json: boolean;
   keepOpen: boolean;
+  /** How long a browser kept by --keep-open may go unused before it is ended (ms). */
+  idleTimeout?: number;
   output?: string;
   timeout?: number;
   /** `deckhand mcp --allow-file-urls`: its navigate tool may open file: URLs. */
@@ -41,6 +43,12 @@ export const COMMON: readonly { flag: string; value?: string; means: string }[] 
   {
     flag: "--keep-open",
     means: "keep the browser (or remote session) for the next command; `deckhand close` ends it",
+  },
+  {
+    flag: "--idle-timeout",
+    value: "duration",
+    means:
+      "end the kept browser after this long without a command (default 5m; ms, or with s, m or h: 90s, 10m)",
   },
   { flag: "--output, -o", value: "file", means: "where screenshot writes its PNG (default screenshot.png)" },
   { flag: "--timeout", value: "ms", means: "give up on the operation after this many milliseconds" },
@@ -79,6 +87,21 @@ function kebab(name: string): string {
 
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** The longest --idle-timeout: a day (a kept browser is for chaining commands, not for ever). */
+const MAX_IDLE_MS = 24 * 3_600_000;
+
+/** A duration option: milliseconds, or a number with s, m or h. */
+export function duration(flag: string, text: string): number {
+  const found = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[found?.[2] ?? "ms"]!;
+  const ms = found ? Math.round(Number(found[1]) * unit) : Number.NaN;
+  if (!(ms > 0) || ms > MAX_IDLE_MS)
+    throw new UsageError(
+      `--${flag} takes a duration from 1 ms to 24h: milliseconds, or a number with s, m or h (90s, 10m); got ${JSON.stringify(text)}.`,
+    );
+  return ms;
 }
 
 /** A JSON option: inline JSON, or @file / a path to a .json file. */
@@ -129,6 +152,9 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         continue;
       case "keep-open":
         common.keepOpen = true;
+        continue;
+      case "idle-timeout":
+        common.idleTimeout = duration(flag, value());
         continue;
       case "o":
       case "output":

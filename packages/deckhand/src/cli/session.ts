@@ -1,8 +1,9 @@
 // The Deckhand a command works with. Without --keep-open: a browser of its own (or a REMOTE
 // session), ended when the command ends. With --keep-open: the browser is launched with keepAlive
 // (it outlives the command) and its address is written to a state file; the next command attaches
-// to it, and `deckhand close` ends it and removes its profile. REMOTE: the session is started with
-// keepAlive and the next command resumes it by id.
+// to it, and `deckhand close` ends it and removes its profile. A kept browser that no command uses
+// for its idle timeout (--idle-timeout, default five minutes) is ended by its keeper (keeper.ts).
+// REMOTE: the session is started with keepAlive and the next command resumes it by id.
 //
 // The state file is $DECKHAND_CLI_STATE, or ~/.deckhand/cli-session.json; it holds no key.
 
@@ -14,12 +15,18 @@ import { ServiceBrowserClosedError, ServiceError, ServiceInitError } from "../er
 import type { DeckhandOptions } from "../options.ts";
 import type { LogLine } from "../types.ts";
 import type { CommonOptions } from "./args.ts";
+import { alive, DEFAULT_IDLE_MS, inUseMarker, startKeeper, stopBrowser } from "./keeper.ts";
 
 interface KeptLocal {
   kind: "local";
   cdpUrl: string;
   pid: number;
   userDataDir: string;
+  /** The keeper process that ends the browser after idleMs without use. */
+  keeperPid?: number;
+  idleMs?: number;
+  /** When a command last used the browser (ms since the epoch). */
+  lastUsedAt?: number;
 }
 interface KeptRemote {
   kind: "remote";
@@ -48,12 +55,40 @@ function writeKept(kept: Kept): void {
   writeFileSync(path, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
 }
 
-function alive(pid: number): boolean {
+/**
+ * Marks the kept browser as in use by this command until the returned release is called: a marker
+ * file next to the state file names this process (its keeper does not end a browser a live
+ * command holds, however long the command runs), and the state file gets the time of use, again
+ * at the release (the keeper counts the idle time from there). `idleMs`, when given, becomes the
+ * browser's idle timeout.
+ */
+function holdKept(kept: KeptLocal, idleMs: number | undefined): () => void {
+  const marker = inUseMarker(statePath(), process.pid);
+  const mark = () => {
+    // Another command may have closed it, or kept another browser meanwhile: only ours is marked.
+    const now = readKept();
+    if (now?.kind !== "local" || now.pid !== kept.pid) return;
+    writeKept({ ...now, lastUsedAt: Date.now(), ...(idleMs !== undefined ? { idleMs } : {}) });
+  };
   try {
-    process.kill(pid, 0);
-    return true;
+    writeFileSync(marker, `${kept.pid}\n`, { mode: 0o600 });
   } catch {
-    return false;
+    // No marker (a read-only directory): the time of use below still counts.
+  }
+  mark();
+  return () => {
+    mark();
+    rmSync(marker, { force: true });
+  };
+}
+
+/** Whether `pid` is still the keeper of the browser with this profile (not a reused pid); Linux only. */
+function isKeeperOf(pid: number, userDataDir: string): boolean {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return args.includes("--keeper") && args.includes(userDataDir);
+  } catch {
+    return false; // gone, or no /proc: the keeper exits by itself once the browser is gone
   }
 }
 
@@ -129,14 +164,30 @@ export async function openSession(
   }
 
   if (kept?.kind === "local" && alive(kept.pid)) {
+    const release = holdKept(kept, common.idleTimeout);
     const dh = new Deckhand({
       ...base,
       env: "LOCAL",
       keepAlive: true,
       localBrowserLaunchOptions: { cdpUrl: kept.cdpUrl },
     });
-    await dh.init();
-    return { dh, reused: true, done: () => dh.close() };
+    try {
+      await dh.init();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return {
+      dh,
+      reused: true,
+      done: async () => {
+        try {
+          await dh.close();
+        } finally {
+          release();
+        }
+      },
+    };
   }
 
   const dh = new Deckhand({
@@ -148,12 +199,31 @@ export async function openSession(
   await dh.init();
   const launched = dh.context.browser.launched;
   if (common.keepOpen && launched) {
-    writeKept({
+    const idleMs = common.idleTimeout ?? DEFAULT_IDLE_MS;
+    const kept: KeptLocal = {
       kind: "local",
       cdpUrl: dh.connectURL(),
       pid: launched.pid,
       userDataDir: launched.userDataDir,
-    });
+      idleMs,
+      lastUsedAt: Date.now(),
+    };
+    writeKept(kept);
+    // Held by this command before its keeper starts: the keeper's first look sees it in use.
+    const release = holdKept(kept, undefined);
+    const keeperPid = startKeeper(statePath(), launched.pid, launched.userDataDir, idleMs);
+    writeKept({ ...(readKept() ?? kept), keeperPid } as KeptLocal);
+    return {
+      dh,
+      reused: false,
+      done: async () => {
+        try {
+          await dh.close();
+        } finally {
+          release();
+        }
+      },
+    };
   }
   return { dh, reused: false, done: () => dh.close() };
 }
@@ -175,16 +245,16 @@ export async function closeKept(): Promise<string | undefined> {
     await dh.close();
     return `remote session ${kept.sessionId}`;
   }
-  if (alive(kept.pid)) {
-    // The browser leads its own process group (it was launched detached): its helpers go too.
+  // Its keeper first (it has nothing left to do), then the browser, which leads its own process
+  // group (it was launched detached): its helpers go too.
+  if (kept.keeperPid && isKeeperOf(kept.keeperPid, kept.userDataDir)) {
     try {
-      process.kill(-kept.pid, "SIGTERM");
+      process.kill(kept.keeperPid, "SIGTERM");
     } catch {
-      process.kill(kept.pid, "SIGTERM");
+      // gone meanwhile
     }
-    for (let i = 0; i < 100 && alive(kept.pid); i++) await new Promise((r) => setTimeout(r, 50));
-    if (alive(kept.pid)) process.kill(-kept.pid, "SIGKILL");
   }
-  rmSync(kept.userDataDir, { recursive: true, force: true });
+  await stopBrowser(kept.pid);
+  rmSync(kept.userDataDir, { recursive: true, force: true, maxRetries: 3 });
   return `browser ${kept.pid}`;
 }

@@ -81,5 +81,5 @@ describe.each(MODES)("agent in computer-use mode, %s", (mode) => {
       });
     }
     expect(cua.requests.length + fx.model.callCount).toBe(calls);
-  }, 30_000);
+  });
 });

@@ -105,7 +105,7 @@ describe("agent (dom, LOCAL)", () => {
     const last = agentRequests(fx.model).at(-1)!;
     expect(last.text.match(/button: Sign in/g)).toHaveLength(1);
     expect(last.text).toContain("[an older outline; see the newest one]");
-  }, 30_000);
+  });
 
   it("does not believe a done the page contradicts (wrong password)", async () => {
     const page = await open(fx, "agent/login.html");
@@ -125,7 +125,7 @@ describe("agent (dom, LOCAL)", () => {
     expect(result.success).toBe(false);
     expect(result.completed).toBe(true);
     expect(result.message).toMatch(/said the task was complete.*page does not show it/);
-  }, 30_000);
+  });
 
   it("stops at maxSteps with success: false", async () => {
     await open(fx, "agent/login.html");
@@ -135,7 +135,7 @@ describe("agent (dom, LOCAL)", () => {
     expect(result.completed).toBe(false);
     expect(result.message).toContain("all 2 steps");
     expect(agentRequests(fx.model)).toHaveLength(2);
-  }, 30_000);
+  });
 
   it("tells the model once about a button that does nothing, then stops with success: false", async () => {
     const page = await open(fx, "agent/dead-button.html");
@@ -154,7 +154,7 @@ describe("agent (dom, LOCAL)", () => {
       asked.filter((r) => r.text.includes("Warning: you have repeated the same action")).length,
     ).toBeGreaterThan(0);
     expect(page.url()).toContain("dead-button.html");
-  }, 30_000);
+  });
 
   it("also notices the same click in other words: actions that change nothing", async () => {
     await open(fx, "agent/dead-button.html");
@@ -168,7 +168,7 @@ describe("agent (dom, LOCAL)", () => {
     expect(result.success).toBe(false);
     expect(result.message).toMatch(/stuck.*actions that changed nothing/);
     expect(agentRequests(fx.model).length).toBeLessThan(15);
-  }, 30_000);
+  });
 
   it("filling several fields in a row is progress, not a loop", async () => {
     await open(fx, "form.html");
@@ -185,7 +185,7 @@ describe("agent (dom, LOCAL)", () => {
     const result = await fx.dh.agent().execute("Fill the form");
     expect(result.message).not.toMatch(/stuck/);
     expect(result.actions.filter((a) => a.type === "act" && a.success)).toHaveLength(6);
-  }, 30_000);
+  });
 
   it("stops scrolling an endless feed", async () => {
     await open(fx, "agent/feed.html");
@@ -197,7 +197,7 @@ describe("agent (dom, LOCAL)", () => {
     // The page did grow: it was real scrolling.
     expect(await fx.dh.page.evaluate(() => document.querySelectorAll("li").length)).toBeGreaterThan(20);
     expect(agentRequests(fx.model).length).toBeLessThan(30);
-  }, 30_000);
+  });
 
   it("a tool that takes longer than toolTimeout answers the model with an error", async () => {
     await open(fx, "agent/login.html");
@@ -214,7 +214,7 @@ describe("agent (dom, LOCAL)", () => {
     expect(Date.now() - started).toBeLessThan(4_000);
     expect(result.success).toBe(false);
     expect(result.actions[0]).toMatchObject({ type: "wait", success: false });
-  }, 30_000);
+  });
 
   it("an abort rejects with a typed error", async () => {
     await open(fx, "agent/login.html");
@@ -224,7 +224,7 @@ describe("agent (dom, LOCAL)", () => {
     await expect(
       fx.dh.agent().execute({ instruction: "Wait", signal: controller.signal }),
     ).rejects.toBeInstanceOf(ServiceCancelledError);
-  }, 30_000);
+  });
 
   it("excludeTools keeps tools from the model; a bad instruction is a typed error", async () => {
     await open(fx, "agent/login.html");
@@ -239,5 +239,5 @@ describe("agent (dom, LOCAL)", () => {
     expect(request!.system).toContain("Be brief.");
     await expect(fx.dh.agent().execute("  ")).rejects.toThrow(/needs an instruction/);
     await expect(fx.dh.agent().execute({ instruction: "x", maxSteps: 0 })).rejects.toThrow(/maxSteps/);
-  }, 30_000);
+  });
 });

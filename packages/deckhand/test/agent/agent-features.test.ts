@@ -38,7 +38,7 @@ describe("agent features (LOCAL)", () => {
     expect(parts).toContain("tool-result");
     expect(chunks).toContain("tool-call");
     expect(fx.model.requests.filter((r) => r.stream).length).toBeGreaterThanOrEqual(2);
-  }, 30_000);
+  });
 
   it("hybrid mode: coordinate tools act with real input and answer with a screenshot; no fillForm", async () => {
     const page = await open(fx, "agent/login.html");
@@ -71,7 +71,7 @@ describe("agent features (LOCAL)", () => {
     expect(names).not.toContain("fillForm");
     expect(JSON.stringify(result)).not.toContain("dora-the-user");
     expect(result.actions[0]).toMatchObject({ type: "type", arguments: { text: "%user%" }, success: true });
-  }, 30_000);
+  });
 
   it("keeps only the two newest screenshots in full", async () => {
     await open(fx, "agent/login.html");
@@ -86,7 +86,7 @@ describe("agent features (LOCAL)", () => {
     const last = agentRequests(fx.model).at(-1)!;
     expect(last.imageCount).toBe(2);
     expect(last.text).toContain("[an older screenshot, left out]");
-  }, 30_000);
+  });
 
   it("extra tools and MCP clients are offered to the model and called", async () => {
     await open(fx, "agent/login.html");
@@ -133,7 +133,7 @@ describe("agent features (LOCAL)", () => {
     const names = agentRequests(fx.model)[0]!.tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["weather", "lookupOrder", "act", "done"]));
     await expect(fx.dh.agent({ integrations: ["not a url"] }).execute("x")).rejects.toThrow(/not a URL/);
-  }, 30_000);
+  });
 
   it("an MCP server URL: connected with the official SDK and its tool called; an unreachable one is a clear error", async () => {
     await open(fx, "agent/login.html");
@@ -159,7 +159,7 @@ describe("agent features (LOCAL)", () => {
     } finally {
       await mcp.close();
     }
-  }, 30_000);
+  });
 
   it("continues an earlier run with its messages", async () => {
     await open(fx, "agent/login.html");
@@ -181,5 +181,5 @@ describe("agent features (LOCAL)", () => {
     expect(request!.text).toContain("first run thought");
     expect(request!.lastUserText).toBe("Second task");
     expect(await textOf(fx.dh.page, "h1")).toBe("Sign in");
-  }, 30_000);
+  });
 });

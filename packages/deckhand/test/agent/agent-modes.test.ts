@@ -98,7 +98,7 @@ describe.each(MODES)("agent, %s", (mode) => {
     const [first] = agentRequests(fx.model);
     expect(first!.system).toContain("Answer in English.");
     expect(first!.tools.map((t) => t.name)).not.toContain("fillForm");
-  }, 30_000);
+  });
 
   it("a run that goes wrong is a result with success: false", async () => {
     await open(fx, "agent/login.html");
@@ -107,7 +107,7 @@ describe.each(MODES)("agent, %s", (mode) => {
     expect(result.success).toBe(false);
     expect(result.completed).toBe(false);
     expect(agentRequests(fx.model).length).toBeGreaterThan(0);
-  }, 30_000);
+  });
 
   it("computer-use mode without a provider loop is a typed error before any call", async () => {
     await open(fx, "agent/login.html");
@@ -117,7 +117,7 @@ describe.each(MODES)("agent, %s", (mode) => {
     });
     await expect(fx.dh.agent({ cua: true }).execute("Click around")).rejects.toThrow(/[Cc]omputer-use/);
     expect(fx.model.callCount).toBe(calls);
-  }, 30_000);
+  });
 
   it("mode wins over the deprecated cua: true when both are given, as in the reference", async () => {
     await open(fx, "agent/login.html");
@@ -127,5 +127,5 @@ describe.each(MODES)("agent, %s", (mode) => {
     expect(result).toMatchObject({ success: true, completed: true, message: "nothing to do" });
     // The DOM agent's tools, not a computer-use loop.
     expect(agentRequests(fx.model)[0]!.tools.map((t) => t.name)).toContain("ariaTree");
-  }, 30_000);
+  });
 });

@@ -102,7 +102,7 @@ describe("agent on the service (REMOTE)", () => {
     const data = finished!.data as { result: unknown; cacheEntry: unknown };
     expect(data.result).toMatchObject({ success: true, message: "nothing to do" });
     expect(data.cacheEntry).toMatchObject({ cacheStatus: "MISS", instruction: "Look" });
-  }, 30_000);
+  });
 
   it("what lives in this process is a clear error before any request", async () => {
     const dh = await fx.started();
@@ -119,7 +119,7 @@ describe("agent on the service (REMOTE)", () => {
       expect((error as Error).message).toMatch(/REMOTE mode cannot use .*Run the agent in LOCAL mode/);
     }
     expect(fx.model.callCount).toBe(calls);
-  }, 30_000);
+  });
 
   it("a client that hangs up stops the run on the service", async () => {
     const dh = await fx.started();
@@ -141,5 +141,5 @@ describe("agent on the service (REMOTE)", () => {
     verifyWith(fx.model, () => true);
     scriptAgent(fx.model, [[call("done", { reasoning: "ok", taskComplete: true })]]);
     expect((await dh.agent().execute("Again")).success).toBe(true);
-  }, 30_000);
+  });
 });

@@ -23,7 +23,7 @@ export async function closeFixture(fixture: BrowserFixture | undefined): Promise
   const launched = fixture.dh.context.browser.launched;
   await fixture.close();
   if (!launched) return;
-  expect(await waitForNoChrome(launched.userDataDir, 5_000)).toEqual([]);
+  expect(await waitForNoChrome(launched.userDataDir)).toEqual([]);
   // Only this browser's profile: other files' browsers may be running at the same time.
   expect(leftoverTempDirs(TEMP_PROFILE_PREFIX)).not.toContain(launched.userDataDir);
 }

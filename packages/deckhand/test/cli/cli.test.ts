@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import {
   type FixtureServer,
   match,
+  processesMentioning,
   type ScriptedModel,
   startFixtureServer,
   startScriptedModel,
@@ -35,9 +36,21 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Waits until no process mentions `text` (a kept browser's keeper, by its profile path); what is left after 60 s. */
+async function waitForNoProcess(text: string) {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const left = processesMentioning(text);
+    if (left.length === 0 || Date.now() >= until) return left;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const env = () => cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json") });
 
-describe("deckhand", () => {
+// Each command is a Node process of its own that starts (and most launch) a browser: on a loaded
+// machine a test of four or five of them takes a minute, not the 30 s of one operation.
+describe("deckhand", { timeout: 180_000 }, () => {
   it("lists every tool of the definitions as a command", async () => {
     const run = await deckhand(["help"], env());
     expect(run.code).toBe(0);
@@ -201,9 +214,61 @@ describe("deckhand", () => {
 
     const closed = await deckhand(["close"], e);
     expect(closed.json).toMatchObject({ ok: true, ended: `browser ${kept.pid}` });
-    expect(await waitForNoChrome(kept.userDataDir, 5_000)).toEqual([]);
+    expect(await waitForNoChrome(kept.userDataDir)).toEqual([]);
     expect(existsSync(kept.userDataDir)).toBe(false);
     expect(existsSync(state)).toBe(false);
+    // Its keeper went with it.
+    expect(await waitForNoProcess(kept.userDataDir)).toEqual([]);
+  });
+
+  it("ends a kept browser no command used for --idle-timeout, with its profile, even when its state file is gone", async () => {
+    const state = join(dir, "idle-state.json");
+    const e = cleanEnv({ DECKHAND_CLI_STATE: state });
+    const first = await deckhand(
+      ["text", site.url("explicit/widgets.html"), "--keep-open", "--idle-timeout", "1s"],
+      e,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const kept = JSON.parse(readFileSync(state, "utf8")) as {
+      pid: number;
+      userDataDir: string;
+      keeperPid: number;
+      idleMs: number;
+    };
+    expect(kept.idleMs).toBe(1_000);
+    // The script that kept it lost its state file (the orphan of issue 18): no `deckhand close`
+    // can find the browser any more, and it still goes.
+    rmSync(state);
+    // Bounds only a stalled keeper can reach: the browser goes a second after the command ended.
+    expect(await waitForNoChrome(kept.userDataDir)).toEqual([]);
+    expect(await waitForNoProcess(kept.userDataDir)).toEqual([]);
+    expect(existsSync(kept.userDataDir)).toBe(false);
+  });
+
+  it("counts a kept browser's idle time from the last command that used it", async () => {
+    const state = join(dir, "use-state.json");
+    const e = cleanEnv({ DECKHAND_CLI_STATE: state });
+    try {
+      expect((await deckhand(["text", site.url("explicit/widgets.html"), "--keep-open"], e)).code).toBe(0);
+      const before = JSON.parse(readFileSync(state, "utf8")) as { lastUsedAt: number; idleMs: number };
+      expect(before.idleMs).toBe(5 * 60_000);
+      // A later command marks its use, and may change the timeout.
+      const second = await deckhand(["text", "--idle-timeout", "10m"], e);
+      expect(second.code, second.stderr).toBe(0);
+      const after = JSON.parse(readFileSync(state, "utf8")) as { lastUsedAt: number; idleMs: number };
+      expect(after.lastUsedAt).toBeGreaterThan(before.lastUsedAt);
+      expect(after.idleMs).toBe(10 * 60_000);
+    } finally {
+      await deckhand(["close"], e);
+    }
+  });
+
+  it("refuses an --idle-timeout that is no duration", async () => {
+    const run = await deckhand(["text", "--keep-open", "--idle-timeout", "forever"], env());
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      '--idle-timeout takes a duration from 1 ms to 24h: milliseconds, or a number with s, m or h (90s, 10m); got "forever".',
+    );
   });
 
   it("runs the agent on a task with --model, its steps in the result", async () => {

@@ -220,7 +220,7 @@ describe("userDataDir and viewport", () => {
         await dh.page.goto(site.url("/echo-cookies"));
         expect(await dh.page.locator("#cookies").textContent()).toContain("flavour=oatmeal");
       });
-      expect(await waitForNoChrome(dir, 5_000)).toEqual([]);
+      expect(await waitForNoChrome(dir)).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -3,17 +3,19 @@
 // provider code) through the examples' own settings: DECKHAND_MODEL_BASE_URL and the usual key
 // variable. The rest run with no key at all.
 
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type FixtureServer,
   match,
+  processesMentioning,
   type ScriptedModel,
   startFixtureServer,
   startScriptedModel,
+  waitForNoChrome,
 } from "@deckhand/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../support/service.ts";
@@ -26,12 +28,56 @@ interface Ran {
   stderr: string;
 }
 
+/** Longest an example may run: far beyond what one takes on a busy machine (a minute); a stall. */
+const RUN_LIMIT_MS = 150_000;
+/** A test's own limit: beyond RUN_LIMIT_MS, so that a stalled example is stopped and cleaned up by run(). */
+const TEST_LIMIT_MS = RUN_LIMIT_MS + 30_000;
+
+/**
+ * Runs a command in a process group of its own, as a terminal would; past RUN_LIMIT_MS the whole
+ * group is killed (a shell script's children too, not only the shell), and its output so far is
+ * the result (code -1).
+ */
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd: root, env, timeout: 90_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
+    const child = spawn(command, args, { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => {
+      stdout += text;
+    });
+    child.stderr.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
+    let stalled = false;
+    const limit = setTimeout(() => {
+      stalled = true;
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }, RUN_LIMIT_MS);
+    child.on("close", (code) => {
+      clearTimeout(limit);
+      resolve({
+        code: stalled ? -1 : (code ?? -1),
+        stdout,
+        stderr: stalled ? `${stderr}\n(stopped after ${RUN_LIMIT_MS} ms)` : stderr,
+      });
     });
   });
+}
+
+/** Kills whatever still runs with `dir` on its command line (a browser whose profile is there, its keeper). */
+function killEverythingIn(dir: string): void {
+  for (const { pid } of processesMentioning(dir)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 /** No model key, no service settings: a fresh machine. */
@@ -52,7 +98,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await model?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir) {
+    killEverythingIn(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const withModel = () =>
@@ -62,7 +111,7 @@ const withModel = () =>
     OPENAI_API_KEY: "sk-test-examples-0123456789",
   });
 
-describe("examples/", () => {
+describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
   it("scrape-list.ts: the shirts as typed data", async () => {
     model.on(match.schemaName("extract"), () => ({
       shirts: [
@@ -147,21 +196,44 @@ describe("examples/", () => {
     expect(ran.stdout).toContain("Welcome back! You are signed in.");
   });
 
-  it("cli.sh: commands chained on one kept browser", async () => {
-    const ran = await run(
-      "bash",
-      ["examples/cli.sh"],
-      freshEnv({ DECKHAND_CLI_STATE: join(dir, "cli.json"), TMPDIR: dir }),
-    );
-    expect(ran.code, ran.stderr).toBe(0);
-    expect(ran.stdout).toContain(
-      'Done without a model (explicit instruction): select "Germany" from the Country dropdown.',
-    );
-    expect(ran.stdout).toContain("Order placed for Ada Lovelace: nothing to Germany.");
-    expect(ran.stdout).toMatch(/screenshot: \d+ bytes/);
+  it("cli.sh: commands chained on one kept browser, nothing left running after it", {
+    timeout: TEST_LIMIT_MS,
+  }, async () => {
+    const state = join(dir, "cli.json");
+    try {
+      const ran = await run(
+        "bash",
+        ["examples/cli.sh"],
+        freshEnv({ DECKHAND_CLI_STATE: state, TMPDIR: dir }),
+      );
+      expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+      expect(ran.stdout).toContain(
+        'Done without a model (explicit instruction): select "Germany" from the Country dropdown.',
+      );
+      expect(ran.stdout).toContain("Order placed for Ada Lovelace: nothing to Germany.");
+      expect(ran.stdout).toMatch(/screenshot: \d+ bytes/);
+      // Its `deckhand close` ended the kept browser and its keeper (their profile is under `dir`).
+      expect(await waitForNoChrome(dir)).toEqual([]);
+      expect(processesMentioning(dir)).toEqual([]);
+      expect(existsSync(state)).toBe(false);
+    } finally {
+      // Whatever happened (a stalled script, a failed close): end what it kept, and anything else
+      // it started, before afterAll removes the directory it all lives in.
+      if (existsSync(state)) {
+        const kept = JSON.parse(readFileSync(state, "utf8")) as { pid?: number };
+        if (kept.pid) {
+          try {
+            process.kill(-kept.pid, "SIGKILL");
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }
+      killEverythingIn(dir);
+    }
   });
 
-  describe("service-curl.sh", () => {
+  describe("service-curl.sh", { timeout: TEST_LIMIT_MS }, () => {
     let service: TestService;
     let site: FixtureServer;
     beforeAll(async () => {

@@ -151,7 +151,7 @@ describe("deckhand mcp (stdio)", () => {
     expect(profiles.length).toBeGreaterThan(0);
     await client.close();
     for (const profile of new Set(profiles)) {
-      expect(await waitForNoChrome(profile, 10_000)).toEqual([]);
+      expect(await waitForNoChrome(profile)).toEqual([]);
       expect(existsSync(profile)).toBe(false);
     }
   });

@@ -109,7 +109,7 @@ export async function opsFixture(
       await Promise.all([site.close(), model.close(), service?.close()]);
       // The browser is gone, and so is its temporary profile.
       if (launched) {
-        expect(await waitForNoChrome(launched.userDataDir, 5_000)).toEqual([]);
+        expect(await waitForNoChrome(launched.userDataDir)).toEqual([]);
         expect(existsSync(launched.userDataDir)).toBe(false);
       }
     },

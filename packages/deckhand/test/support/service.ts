@@ -102,7 +102,7 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
       await running.app.close();
       await store.close();
       await rm(dir, { recursive: true, force: true });
-      const left = await waitForNoChrome(marker, 10_000);
+      const left = await waitForNoChrome(marker);
       if (left.length > 0) throw new Error(`Chrome left running: ${left.map((p) => p.pid).join(", ")}`);
     },
   };

@@ -57,7 +57,7 @@ export async function launchTestChrome(url: string, extraArgs: string[] = []): P
     await exited;
     // The browser's children outlive it briefly and can still write into the profile; removing
     // it before they are gone lets them recreate it.
-    await waitForNoChrome(userDataDir, 10_000);
+    await waitForNoChrome(userDataDir);
     rmSync(userDataDir, { recursive: true, force: true });
   };
   try {

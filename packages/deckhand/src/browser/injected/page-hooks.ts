@@ -8,7 +8,11 @@
 //    is answered at once for a quiet page instead of by waiting a fixed idle period. What the
 //    parser inserts while the document is loading does not count: the loading state is a signal
 //    of its own, and a page that finished loading has no changes pending from it. What a young
-//    document scheduled for its first second (a timeout that will render something) is known too.
+//    document scheduled for itself is known too: a short timeout set while it loads or in the
+//    second after (content it renders a moment after loading), and the requests its scripts have
+//    in flight (fetch, XMLHttpRequest), counted until the script that reads the answer has run.
+//    Both are counted in the page, as they happen: they do not depend on how soon the browser
+//    reports a request over the protocol, nor on how fast a busy machine loads the document.
 //
 // Self-contained: it is sent to the page as source text.
 
@@ -29,10 +33,20 @@ export function installPageHooks(): void {
   let lastInput = Number.NEGATIVE_INFINITY;
   let changes = 0;
   const own: number[] = [];
-  // Work a young document has scheduled for itself: timeouts set in its first second that are due
-  // within it (content a page renders a moment after it loaded). Later timers are the page's own
-  // business (polling, analytics) and are not waited for.
+  // Work a young document has scheduled for itself: timeouts shorter than YOUNG_MS set while it is
+  // parsed or within YOUNG_MS after its DOMContentLoaded or its load event (content a page renders
+  // a moment after it loaded). Counted from the document's own progress, not from the navigation's
+  // start: on a busy machine a page's startup script runs late, and its timer is no less part of
+  // its loading. Other timers are the page's own business (polling, analytics) and not waited for.
   const YOUNG_MS = 1_000;
+  let readyAt = Number.NEGATIVE_INFINITY;
+  let loadedAt = Number.NEGATIVE_INFINITY;
+  document.addEventListener("DOMContentLoaded", () => {
+    readyAt = performance.now();
+  });
+  addEventListener("load", (event) => {
+    if (event.target === document || event.target === window) loadedAt = performance.now();
+  });
   const dueTimers = new Map<number, number>();
   const nativeSetTimeout = globalThis.setTimeout as unknown as (...args: unknown[]) => number;
   const nativeClearTimeout = globalThis.clearTimeout;
@@ -42,9 +56,13 @@ export function installPageHooks(): void {
     delay?: number,
     ...rest: unknown[]
   ): number {
-    const due = performance.now() + (Number(delay) || 0);
-    if (due >= YOUNG_MS || typeof handler !== "function")
+    const now = performance.now();
+    const wait = Number(delay) || 0;
+    const starting =
+      document.readyState === "loading" || now - readyAt < YOUNG_MS || now - loadedAt < YOUNG_MS;
+    if (!starting || wait >= YOUNG_MS || typeof handler !== "function")
       return nativeSetTimeout.call(this, handler, delay, ...rest);
+    const due = now + wait;
     const id: number = nativeSetTimeout.call(
       this,
       function (this: unknown, ...args: unknown[]) {
@@ -73,11 +91,86 @@ export function installPageHooks(): void {
   globalThis.setTimeout = trackedSetTimeout as unknown as typeof globalThis.setTimeout;
   globalThis.clearTimeout = trackedClearTimeout as typeof globalThis.clearTimeout;
 
+  // Requests the page's scripts have in flight: from the fetch() or send() call until the answer
+  // (and its body, when a script reads it) has arrived and the script continuing from it has run
+  // (a task later: the continuation is a microtask, so a DOM change it makes comes first). One that
+  // has taken longer than REQUEST_STALE_MS is background traffic (a long poll) and not waited for.
+  const REQUEST_STALE_MS = 2_000;
+  const requests = new Map<number, number>();
+  let lastRequest = 0;
+  const begin = (): number => {
+    const token = ++lastRequest;
+    requests.set(token, performance.now());
+    return token;
+  };
+  const end = (token: number) => {
+    nativeSetTimeout.call(globalThis, () => requests.delete(token), 0);
+  };
+  const tracked = <A extends unknown[], R>(
+    name: string,
+    native: (this: unknown, ...args: A) => Promise<R>,
+  ): ((this: unknown, ...args: A) => Promise<R>) => {
+    const wrapper = {
+      [name](this: unknown, ...args: A): Promise<R> {
+        const token = begin();
+        let promise: Promise<R>;
+        try {
+          promise = native.apply(this, args);
+        } catch (error) {
+          end(token);
+          throw error;
+        }
+        promise.then(
+          () => end(token),
+          () => end(token),
+        );
+        return promise;
+      },
+    }[name]!;
+    Object.defineProperty(wrapper, "toString", { value: () => native.toString(), enumerable: false });
+    Object.defineProperty(wrapper, "length", { value: native.length });
+    return wrapper;
+  };
+  if (typeof globalThis.fetch === "function")
+    globalThis.fetch = tracked("fetch", globalThis.fetch) as typeof globalThis.fetch;
+  if (typeof Response === "function") {
+    for (const method of ["text", "json", "arrayBuffer", "blob", "formData", "bytes"] as const) {
+      const native = (Response.prototype as unknown as Record<string, unknown>)[method];
+      if (typeof native === "function")
+        (Response.prototype as unknown as Record<string, unknown>)[method] = tracked(
+          method,
+          native as (this: unknown) => Promise<unknown>,
+        );
+    }
+  }
+  if (typeof XMLHttpRequest === "function") {
+    const nativeSend = XMLHttpRequest.prototype.send;
+    const trackedSend = function send(this: XMLHttpRequest, body?: Document | XMLHttpRequestBodyInit | null) {
+      const token = begin();
+      this.addEventListener("loadend", () => end(token), { once: true });
+      try {
+        nativeSend.call(this, body);
+      } catch (error) {
+        end(token);
+        throw error;
+      }
+    };
+    Object.defineProperty(trackedSend, "toString", { value: () => nativeSend.toString(), enumerable: false });
+    Object.defineProperty(trackedSend, "length", { value: nativeSend.length });
+    XMLHttpRequest.prototype.send = trackedSend;
+  }
+  const requestsInFlight = (): number => {
+    const now = performance.now();
+    let count = 0;
+    for (const started of requests.values()) if (now - started < REQUEST_STALE_MS) count++;
+    return count;
+  };
+
   Object.defineProperty(scope, mutationKey, {
     value: () => {
       let timersDue: number | null = null;
       for (const due of dueTimers.values()) timersDue = Math.max(timersDue ?? 0, due);
-      return { last, burstStart, changes, own: own.slice(), timersDue };
+      return { last, burstStart, changes, own: own.slice(), timersDue, requests: requestsInFlight() };
     },
     enumerable: false,
   });

@@ -16,8 +16,10 @@ export interface QuietState {
   changes: number;
   /** The document's age (ms). */
   age: number;
-  /** How long until the last timeout the young document scheduled for its first second fires (ms); null: none. */
+  /** How long until the last short timeout the document scheduled while it was young fires (ms); null: none. */
   timersDue: number | null;
+  /** Requests (fetch, XMLHttpRequest) the page's scripts have in flight, not yet stale. */
+  requests: number;
 }
 
 export function installQuiet() {
@@ -37,6 +39,7 @@ export function installQuiet() {
             changes: number;
             own: number[];
             timersDue: number | null;
+            requests?: number;
           })
         | undefined
       >
@@ -48,6 +51,7 @@ export function installQuiet() {
       changes: 0,
       own: [],
       timersDue: null,
+      requests: 0,
     };
     let rhythm: number | null = null;
     for (let i = 1; i < state.own.length; i++) {
@@ -63,6 +67,7 @@ export function installQuiet() {
       changes: state.changes,
       age: now,
       timersDue: state.timersDue === null ? null : Math.max(0, state.timersDue - now),
+      requests: state.requests ?? 0,
     };
   }
 
