@@ -61,7 +61,7 @@ export async function startServerProcess(
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`deckhand-server did not start listening: ${output}`));
-    });
+    }, 90_000); // a stall: a loaded 2-core machine starts it in seconds
     const onData = () => {
       const match = /listening on (http:\/\/\S+)/.exec(output);
       if (match) {
