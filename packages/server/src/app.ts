@@ -2,7 +2,7 @@
 // error bodies for everything, API-key auth on /v1, the OpenAPI document, and the session routes
 // whose browser work `handlers` supplies.
 
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type pino from "pino";
 import { installAccessLog } from "./access-log.ts";
@@ -153,7 +153,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger ?? createLogger(),
     // One line per request instead, written by installAccessLog.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     // Header, body and idle timeouts (connections.ts).
     ...serverTimeouts(limits),
