@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { pageUrl } from "./support.ts";
+import { servePages } from "./support.ts";
 
 const bin = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -24,6 +24,9 @@ const transport = new StdioClientTransport({
   command: process.execPath,
   args: ["--conditions=deckhand-source", "--no-warnings", bin, "mcp"],
 });
+// The MCP server opens http(s) pages only (a page could talk an assistant into opening the
+// machine's files: `deckhand mcp --allow-file-urls` lifts that), so the shop is served on 127.0.0.1.
+const pages = await servePages();
 const client = new Client({ name: "deckhand-example", version: "1.0.0" });
 await client.connect(transport);
 try {
@@ -34,7 +37,7 @@ try {
       .filter((c) => c.type === "text")
       .map((c) => c.text)
       .join("\n");
-  console.log(say(await client.callTool({ name: "navigate", arguments: { url: pageUrl("shop.html") } })));
+  console.log(say(await client.callTool({ name: "navigate", arguments: { url: pages.url("shop.html") } })));
   console.log(
     say(await client.callTool({ name: "act", arguments: { instruction: "check Gift wrap" } })).split("\n")[0],
   );
@@ -47,4 +50,5 @@ try {
   );
 } finally {
   await client.close();
+  await pages.close();
 }
