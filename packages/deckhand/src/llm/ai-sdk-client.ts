@@ -317,7 +317,16 @@ export class AISdkClient implements LLMClient {
           if (!read.ok) {
             const cutOff =
               result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
-            throw new LLMUnusableAnswerError(operation, `${read.reason}${cutOff}`, result.text, usage);
+            // The start of what it said, so that a person can see why (secrets are removed from
+            // error messages wherever they are reported).
+            const said = result.text.trim();
+            const excerpt = said.length > 200 ? `${said.slice(0, 200)}...` : said;
+            throw new LLMUnusableAnswerError(
+              operation,
+              `${read.reason}${cutOff}; it answered: ${excerpt}`,
+              result.text,
+              usage,
+            );
           }
           if (read.repairs.length === 0) return { data: read.value as T, usage };
         }
