@@ -267,7 +267,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     const run = await deckhand(["text", "--keep-open", "--idle-timeout", "forever"], env());
     expect(run.code).toBe(2);
     // Off a terminal a usage mistake is one JSON object on stdout.
-    expect(usageError(run).message).toContain(
+    expect((run.json.error as { message: string }).message).toContain(
       '--idle-timeout takes a duration from 1 ms to 24h: milliseconds, or a number with s, m or h (90s, 10m); got "forever".',
     );
   });

