@@ -59,6 +59,28 @@ async function expectError(response: Response, status: number, code: string, tex
   expect(parsed.error).toContain(text);
 }
 
+/**
+ * Scripts an agent that says "done" at once, and the agent's own check of that "done" against the
+ * page to agree. Returns the test for the agent's requests and what removes both rules.
+ */
+function agentSaysDone(): { isAgent: (r: ScriptedRequest) => boolean; remove: () => void } {
+  const isAgent = (r: ScriptedRequest) => r.tools.some((t) => t.name === "done");
+  const agentRule = fx.model.on(isAgent, () =>
+    ScriptedReply.toolCalls({ name: "done", arguments: { reasoning: "nothing to do", taskComplete: true } }),
+  );
+  const verifyRule = fx.model.on(match.schemaProperty("goalReached"), {
+    goalReached: true,
+    evidence: "shown",
+  });
+  return {
+    isAgent,
+    remove: () => {
+      agentRule.remove();
+      verifyRule.remove();
+    },
+  };
+}
+
 describe("bare legacy model names", () => {
   it("starts a session with modelName gpt-4.1-nano, read as openai/gpt-4.1-nano, with a deprecation warning", async () => {
     const id = await svc.start({ modelName: "gpt-4.1-nano" });
@@ -132,18 +154,7 @@ describe("bare legacy model names", () => {
   it("runs agentExecute with agentConfig.model as a bare name, and refuses an unknown one naming the field", async () => {
     const id = await svc.start();
     await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
-    const isAgent = (r: ScriptedRequest) => r.tools.some((t) => t.name === "done");
-    const agentRule = fx.model.on(isAgent, () =>
-      ScriptedReply.toolCalls({
-        name: "done",
-        arguments: { reasoning: "nothing to do", taskComplete: true },
-      }),
-    );
-    // The agent checks its own "done" against the page.
-    const verifyRule = fx.model.on(match.schemaProperty("goalReached"), {
-      goalReached: true,
-      evidence: "shown",
-    });
+    const { isAgent, remove } = agentSaysDone();
     try {
       const answer = await ok<{ result: { success: boolean; completed: boolean } }>(
         await svc.op(
@@ -160,8 +171,7 @@ describe("bare legacy model names", () => {
       expect(fx.model.requests.filter(isAgent).at(-1)?.model).toBe("gpt-4.1-mini");
       expect(svc.logText()).toContain("body field `agentConfig.model.modelName`");
     } finally {
-      agentRule.remove();
-      verifyRule.remove();
+      remove();
     }
     await expectError(
       await svc.op(id, "agentExecute", {
@@ -178,17 +188,7 @@ describe("bare legacy model names", () => {
   it("lets agentConfig.mode win over the deprecated cua: true, as the reference does", async () => {
     const id = await svc.start();
     await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
-    const isAgent = (r: ScriptedRequest) => r.tools.some((t) => t.name === "done");
-    const agentRule = fx.model.on(isAgent, () =>
-      ScriptedReply.toolCalls({
-        name: "done",
-        arguments: { reasoning: "nothing to do", taskComplete: true },
-      }),
-    );
-    const verifyRule = fx.model.on(match.schemaProperty("goalReached"), {
-      goalReached: true,
-      evidence: "shown",
-    });
+    const { isAgent, remove } = agentSaysDone();
     try {
       // The scripted model is no computer-use model: in cua mode this would be a 422.
       const answer = await ok<{ result: { success: boolean; completed: boolean } }>(
@@ -210,8 +210,7 @@ describe("bare legacy model names", () => {
       // The DOM agent's own tools were offered to the model.
       expect(fx.model.requests.filter(isAgent)).not.toHaveLength(0);
     } finally {
-      agentRule.remove();
-      verifyRule.remove();
+      remove();
     }
     await ok(await svc.op(id, "end"));
   });
