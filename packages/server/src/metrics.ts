@@ -15,23 +15,15 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { ConnectionEvents } from "./connections.ts";
 import type { EventLoopLag } from "./event-loop.ts";
+import type { LeaseStats } from "./sessions/session-manager.ts";
 
 export type OperationKind = "act" | "extract" | "observe" | "navigate" | "agentExecute";
 /** success: the operation answered its result; error: it failed; cancelled: its client went away or the session ended. */
 export type OperationOutcome = "success" | "error" | "cancelled";
 export type SessionState = "busy" | "idle" | "ending";
 
-/** The node's lease renewals (session-manager), as the lease reports them. */
-export interface LeaseStats {
-  /** Renewals done since start. */
-  renewals: number;
-  /** How late the latest renewal was, in milliseconds. */
-  lastLagMs: number;
-  /** The latest renewal's largest lateness so far, in milliseconds. */
-  maxLagMs: number;
-  /** Renewals that failed since start. */
-  failures: number;
-}
+/** The node's lease renewals, as the session manager reports them (SessionManager.leaseStats). */
+export type { LeaseStats } from "./sessions/session-manager.ts";
 
 /** Values read when scraped. Each may be set later than the metrics are made (setSources). */
 export interface MetricsSources {
