@@ -97,10 +97,13 @@ async function settled(): Promise<{ rss: number; held: number }> {
 
 /**
  * What glibc may keep of freed memory without giving it back: after large buffers are freed its
- * mmap threshold rises to their size (up to 32 MiB), and the free space it trims off the heap
- * only beyond twice that. Memory nobody holds, that the process will reuse.
+ * mmap threshold rises to their size (up to 32 MiB), and the free space it trims off a heap only
+ * beyond twice that, per arena; the main thread and the threads that free buffers (V8's, libuv's)
+ * have arenas of their own. Memory nobody holds, that the process will reuse. CI saw 99 MiB of it
+ * once; the old proxy kept 2 GB and more, which this bound still fails. What JavaScript itself
+ * holds (`held`) is the exact measure and has the issue's 20% bound with no slack.
  */
-const ALLOCATOR_SLACK = 64 * 1024 * 1024;
+const ALLOCATOR_SLACK = 192 * 1024 * 1024;
 
 describe("a CDP flood from one tenant", () => {
   it("does not stall another project, nor the event loop, and the memory comes back", async () => {
