@@ -43,6 +43,8 @@ export interface ActParams {
    * and what is left: the model is told they happened and asked only for the rest.
    */
   handOff?: { done: Performed[]; rest: string };
+  /** The page's outline read whole just before (by the explicit attempt): the first step uses it. */
+  outline?: Snapshot;
 }
 
 /**
@@ -69,7 +71,12 @@ export async function actWithModel(ctx: OperationContext, params: ActParams): Pr
     });
   }
   try {
-    return await actByModel(ctx, { ...params, ...(handOff ? { handOff } : {}) });
+    const outline = explicit.resolved ? undefined : explicit.outline;
+    return await actByModel(ctx, {
+      ...params,
+      ...(handOff ? { handOff } : {}),
+      ...(outline ? { outline } : {}),
+    });
   } catch (error) {
     if (!(error instanceof MissingLLMConfigurationError)) throw error;
     const fallback = needsModel(params.instruction, explicit, error);
@@ -122,12 +129,19 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
   let failureNote: string | undefined;
   let lookedAgain = false;
   let finished = false;
+  // The first look may be the outline the explicit attempt has just read (nothing was done since);
+  // every later one (a next step, a look again, a self-heal) is a new read of the page.
+  let unread = params.outline;
   for (let step = 0; step < MAX_STEPS && !finished; ) {
-    const snapshot = await takeSnapshot(ctx.page, {
-      instruction,
-      domSettleTimeout: ctx.domSettleTimeout,
-      signal: ctx.deadline.signal,
-    });
+    const reused = unread;
+    unread = undefined;
+    const snapshot = reused
+      ? reused.fitted(instruction)
+      : await takeSnapshot(ctx.page, {
+          instruction,
+          domSettleTimeout: ctx.domSettleTimeout,
+          signal: ctx.deadline.signal,
+        });
     ctx.deadline.check();
     const { answer, problem } = await askForStep(
       ctx,

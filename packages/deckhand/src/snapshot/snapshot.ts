@@ -105,6 +105,25 @@ export class Snapshot {
     this.pageState = init.pageState;
   }
 
+  /**
+   * @internal This snapshot with its outline cut to `budget` tokens for `instruction`, as
+   * takeSnapshot({ instruction }) would have made it: the same ids, the same page state. For a
+   * snapshot read whole (tokenBudget: false) that another step then hands to the model.
+   */
+  fitted(instruction: string, budget: number = DEFAULT_TOKEN_BUDGET): Snapshot {
+    if (this.truncated || this.estimatedTokens <= budget) return this;
+    const text = fitToBudget(this.text, budget, instruction);
+    return new Snapshot({
+      page: this.page,
+      generation: this.generation,
+      text,
+      truncated: true,
+      estimatedTokens: estimateTokens(text),
+      sections: this.sections,
+      ...(this.pageState ? { pageState: this.pageState } : {}),
+    });
+  }
+
   /** Every id in the outline (including ones a budget cut left out of the text). */
   ids(): number[] {
     return this.sections.flatMap((s) => Array.from({ length: s.last - s.first + 1 }, (_, i) => s.first + i));
@@ -169,6 +188,22 @@ export class Snapshot {
       }),
     );
     return ids.map((id) => found.get(id)!);
+  }
+
+  /**
+   * The id, role and name of every element of the snapshot whose role is one of `roles` (one
+   * round trip per frame, no XPath): for looking elements up by role and name on a large page
+   * without describing each one.
+   */
+  async withRoles(roles: readonly string[]): Promise<{ id: number; role: string; name: string }[]> {
+    const found = await Promise.all(
+      this.sections.map(async (section) => {
+        const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, [...roles]);
+        if (isInPageFailure(rows)) throw this.stale(rows);
+        return rows.map(([local, role, name]) => ({ id: section.first + local, role, name }));
+      }),
+    );
+    return found.flat();
   }
 
   /** The URL of every link in the snapshot, by id (for extraction of URL fields). */
