@@ -4,10 +4,14 @@
 // in any frame, those taken after the value was typed included (the page shows a green block once
 // the field holds the whole value, and the test waits for a frame with it). A plain capture of the
 // same page shows the glyphs there: the check can see the value when it is shown.
+//
+// The debugger's screencast likewise: the frames a DevTools front end receives on the session's
+// page-mode CDP proxy (what debugUrl's front end connects to) once the value was typed.
 
 import { match } from "@deckhand/testkit";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import {
   type Fixtures,
   idOf,
@@ -146,6 +150,23 @@ describe("variable values in the live view", () => {
       };
     }, SECRET);
 
+    // The check sees the value when it is shown: a plain capture of the page with the value echoed
+    // (taken before anyone watches, so that no mask can be on) has glyphs there.
+    await page.evaluate((secret: string) => {
+      document.getElementById("hello")!.textContent = secret;
+    }, SECRET);
+    const { data } = await page.session.send("Page.captureScreenshot", { format: "jpeg", quality: 60 });
+    const plain = await look(
+      Buffer.from(data, "base64"),
+      geometry.viewportWidth,
+      geometry.text,
+      geometry.marker,
+    );
+    expect(plain.dark).toBeGreaterThan(0.1);
+    await page.evaluate(() => {
+      document.getElementById("hello")!.textContent = "";
+    });
+
     // The viewer: the live view's stream, as the session page's <img> reads it.
     const live = new URL(started.sessionUrl);
     live.pathname = `${live.pathname}/live`;
@@ -217,15 +238,114 @@ describe("variable values in the live view", () => {
     // No frame has glyphs where the value is echoed (a masked value is a flat grey bar).
     for (const [i, seen] of looks.entries()) expect(seen.dark, `frame ${i}`).toBeLessThan(0.02);
 
-    // The check sees the value when it is shown: a plain capture of the page has glyphs there.
-    const { data } = await page.session.send("Page.captureScreenshot", { format: "jpeg", quality: 60 });
-    const plain = await look(
-      Buffer.from(data, "base64"),
-      geometry.viewportWidth,
-      geometry.text,
-      geometry.marker,
+    await svc.op(id, "end");
+  });
+
+  it("no frame of the debugger's screencast shows it either, once the value was typed", async () => {
+    const started = await ok<{ sessionId: string }>(
+      await svc.call("/v1/sessions/start", { json: { serverCache: false } }),
     );
-    expect(plain.dark).toBeGreaterThan(0.1);
+    const id = started.sessionId;
+    await ok(await svc.op(id, "navigate", { url: fx.site.url("echo-big.html") }));
+    const page = svc.service.sessions.get(id)!.dh.context.activePage()!;
+    const geometry = await page.evaluate((secret: string) => {
+      const hello = document.getElementById("hello")!;
+      hello.textContent = secret;
+      const range = document.createRange();
+      range.selectNodeContents(hello);
+      const r = range.getBoundingClientRect();
+      hello.textContent = "";
+      const d = document.getElementById("done")!;
+      d.style.display = "block";
+      const m = d.getBoundingClientRect();
+      d.style.display = "none";
+      return {
+        viewportWidth: window.innerWidth,
+        text: { x: r.x, y: r.y, width: r.width, height: r.height },
+        marker: { x: m.x + 10, y: m.y + 10, width: m.width - 20, height: m.height - 20 },
+      };
+    }, SECRET);
+    fx.model.on(match.schemaName("act"), (request) => ({
+      elementId: idOf(request.text, /textbox: Name/),
+      method: "type",
+      arguments: ["%name%"],
+      description: "type the name",
+      completed: true,
+    }));
+    await ok(
+      await svc.op(
+        id,
+        "act",
+        {
+          input: "type %name% into the name",
+          options: { model: scriptedModelConfig(fx.model), variables: { name: SECRET } },
+        },
+        { headers: WITH_MODEL_KEY },
+      ),
+    );
+    expect(await page.evaluate(() => document.getElementById("hello")!.textContent)).toBe(SECRET);
+
+    // The act's deferred screenshot (which masks the page for its moment) is taken: the frames
+    // below show the page as it is.
+    await svc.service.sessions.get(id)!.run(new AbortController().signal, async () => undefined);
+    // The debugger's connection, as its front end opens it (a short-lived cdp token, page mode).
+    const token = svc.service.app.deckhand.links.token(id, svc.key.id, "cdp");
+    const ws = new WebSocket(`${svc.url.replace("http", "ws")}/v1/sessions/${id}/devtools?token=${token}`);
+    const looks: { dark: number; green: boolean }[] = [];
+    let sawTyped: () => void = () => undefined;
+    const typed = new Promise<void>((resolve) => {
+      sawTyped = resolve;
+    });
+    let failure: unknown;
+    ws.on("message", (data) => {
+      const message = JSON.parse(String(data)) as {
+        method?: string;
+        params?: { data: string; sessionId: number };
+      };
+      if (message.method !== "Page.screencastFrame") return;
+      // The front end acknowledges each frame, then Chromium sends the next.
+      ws.send(
+        JSON.stringify({
+          id: 100 + looks.length,
+          method: "Page.screencastFrameAck",
+          params: { sessionId: message.params!.sessionId },
+        }),
+      );
+      look(
+        Buffer.from(message.params!.data, "base64"),
+        geometry.viewportWidth,
+        geometry.text,
+        geometry.marker,
+      ).then(
+        (seen) => {
+          looks.push(seen);
+          if (seen.green) sawTyped();
+        },
+        (error: unknown) => {
+          failure = error;
+        },
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    ws.send(
+      JSON.stringify({ id: 1, method: "Page.startScreencast", params: { format: "jpeg", quality: 60 } }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      typed,
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(
+          () => reject(new Error("no frame of the typed page reached the debugger")),
+          STALL_MS,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
+    ws.close();
+    expect(failure).toBeUndefined();
+    for (const [i, seen] of looks.entries()) expect(seen.dark, `frame ${i}`).toBeLessThan(0.02);
     await svc.op(id, "end");
   });
 });
