@@ -376,7 +376,7 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       expect(reclaimed.nodeIds).toContain(gone);
       expect(reclaimed.nodeIds).not.toContain(alive);
       expect(reclaimed.sessionIds).toEqual([theirs.id]);
-      expect(await store.getSession(theirs.id)).toMatchObject({ status: "ended" });
+      expect(await store.getSession(theirs.id)).toMatchObject({ status: "ended", endReason: "node lost" });
       expect((await store.getSession(theirsEnded.id))?.endedAt).toBe(1_700_000_000_000);
       expect(await store.getSession(mine.id)).toMatchObject({ status: "active" });
       expect(await store.getSession(legacy.id)).toMatchObject({ status: "active" });
