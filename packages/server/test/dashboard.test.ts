@@ -215,7 +215,7 @@ describe("the dashboard in a browser", () => {
     await context.close();
   });
 
-  it("keeps an HttpOnly, SameSite=Strict cookie scoped to /dashboard that holds no key; sign-out ends it", async () => {
+  it("keeps an HttpOnly, SameSite=Strict cookie scoped to /dashboard that holds no key; keyboard use; sign-out ends it", async () => {
     const { context, page } = await open();
     await signInByKeyboard(page, svc.key.key);
     const cookies = await context.cookies(`${svc.url}/dashboard`);
@@ -226,8 +226,25 @@ describe("the dashboard in a browser", () => {
     // Not sent anywhere else on the service.
     expect(await context.cookies(`${svc.url}/v1/sessions/start`)).toEqual([]);
 
+    // The keyboard alone: Tab reaches the sign-out button, then the live session's link, shown
+    // focused; Enter opens its session page.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Sign out");
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => ({
+      title: document.activeElement?.getAttribute("title"),
+      outline: getComputedStyle(document.activeElement as Element).outlineStyle,
+    }));
+    expect(focused).toEqual({ title: liveId, outline: "solid" });
+    await Promise.all([
+      page.waitForURL((url) => url.pathname === `/v1/sessions/${liveId}/view`, {
+        waitUntil: "domcontentloaded",
+      }),
+      page.keyboard.press("Enter"),
+    ]);
+    await page.goto(`${svc.url}/dashboard`, { waitUntil: "load" });
     // Sign out by keyboard: the button is in the header.
-    await page.getByRole("button", { name: "Sign out" }).focus();
+    await page.keyboard.press("Tab");
     await Promise.all([page.waitForURL(`${svc.url}/dashboard/sign-in`), page.keyboard.press("Enter")]);
     expect(
       (await context.cookies(`${svc.url}/dashboard`)).find((c) => c.name === SIGNED_IN_COOKIE),
