@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
 import { cuaSuite } from "./cua.ts";
 import { explicitSuite } from "./explicit.ts";
+import { dashboardSuite } from "./dashboard.ts";
 import { initSuite } from "./init.ts";
 import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
@@ -45,6 +46,7 @@ const SUITES: Suite[] = [
   schemaSuite,
   cuaSuite,
   viewerSuite,
+  dashboardSuite,
   explicitSuite,
   agentSuite,
   soakSuite,
