@@ -275,6 +275,27 @@ describe("the dashboard in a browser", () => {
   });
 });
 
+describe("secrets of the sign-in", () => {
+  it("neither a key typed into the form (good or bad) nor the cookies reach the service's log", async () => {
+    const wrong = "dh_1111111111111111_thisisnotakeythisisnotakeythisisnotakey0000";
+    const { context, page } = await open();
+    await typeKeyByKeyboard(page, wrong);
+    const refused = page.waitForResponse(
+      (r) => r.url() === `${svc.url}/dashboard/sign-in` && r.request().method() === "POST",
+    );
+    await page.keyboard.press("Enter");
+    expect((await refused).status()).toBe(401);
+    await signInByKeyboard(page, svc.key.key);
+    const cookies = await context.cookies(`${svc.url}/dashboard`);
+    expect(cookies.length).toBe(2);
+    const log = svc.logText();
+    expect(log).toContain("dashboard sign-in");
+    for (const secret of [svc.key.key, wrong, ...cookies.map((c) => decodeURIComponent(c.value))])
+      expect(log).not.toContain(secret);
+    await context.close();
+  });
+});
+
 describe("nothing of another project", () => {
   /** A signed-in browser context of `key`, and its cookie header. */
   async function signedIn(key: string): Promise<{ context: BrowserContext; page: Page; cookie: string }> {
