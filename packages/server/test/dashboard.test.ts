@@ -15,7 +15,10 @@ import path from "node:path";
 import { match } from "@deckhand/testkit";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
 import { CSRF_COOKIE, DASHBOARD_SECRET_NAME, SIGNED_IN_COOKIE } from "../src/dashboard/routes.ts";
+import { createLogger } from "../src/logger.ts";
+import { startService } from "./helpers.ts";
 import {
   type Fixtures,
   idOf,
@@ -285,6 +288,7 @@ describe("secrets of the sign-in", () => {
     );
     await page.keyboard.press("Enter");
     expect((await refused).status()).toBe(401);
+    await page.getByRole("alert").waitFor(); // the answer's page is shown
     await signInByKeyboard(page, svc.key.key);
     const cookies = await context.cookies(`${svc.url}/dashboard`);
     expect(cookies.length).toBe(2);
@@ -293,6 +297,70 @@ describe("secrets of the sign-in", () => {
     for (const secret of [svc.key.key, wrong, ...cookies.map((c) => decodeURIComponent(c.value))])
       expect(log).not.toContain(secret);
     await context.close();
+  });
+});
+
+/** Signs in at `url` with `key` as a browser would (form, CSRF cookie and token); the Cookie header after. */
+async function signInOver(url: string, key: string): Promise<string> {
+  const jar = new Map<string, string>();
+  const remember = (response: Response) => {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const at = pair!.indexOf("=");
+      const value = pair!.slice(at + 1);
+      if (value) jar.set(pair!.slice(0, at), value);
+      else jar.delete(pair!.slice(0, at));
+    }
+    return [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
+  };
+  const form = await fetch(`${url}/dashboard/sign-in`);
+  const cookie = remember(form);
+  const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+  const signIn = await fetch(`${url}/dashboard/sign-in`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ key, _csrf: token }),
+  });
+  expect(signIn.status).toBe(303);
+  return remember(signIn);
+}
+
+describe("an operator key (DECKHAND_API_KEYS)", () => {
+  it("signs in too, shows what it is, and stops working once the key is no longer configured", async () => {
+    const operatorKey = "operator-key-for-the-dashboard-test-0123456789";
+    const first = await startService({ operatorKeys: [operatorKey] });
+    try {
+      const operatorCookie = await signInOver(first.url, operatorKey);
+      const storedCookie = await signInOver(first.url, first.key.key);
+      const page = await (
+        await fetch(`${first.url}/dashboard`, { headers: { cookie: operatorCookie } })
+      ).text();
+      expect(page).toContain("operator key");
+      expect(page).toContain("DECKHAND_API_KEYS");
+      expect(page).not.toContain(operatorKey);
+      // The same store (so the same cookie secret), the operator key no longer configured.
+      const second = await createApp({ store: first.store, logger: createLogger({ level: "silent" }) });
+      try {
+        await second.listen({ host: "127.0.0.1", port: 0 });
+        const address = second.server.address();
+        const secondUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+        // A stored key's cookie made by the first service works there...
+        expect((await fetch(`${secondUrl}/dashboard`, { headers: { cookie: storedCookie } })).status).toBe(
+          200,
+        );
+        // ...the operator key's does not.
+        const again = await fetch(`${secondUrl}/dashboard`, {
+          headers: { cookie: operatorCookie },
+          redirect: "manual",
+        });
+        expect(again.headers.get("location")).toBe("/dashboard/sign-in");
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await first.close();
+    }
   });
 });
 
