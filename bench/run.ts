@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
 import { cuaSuite } from "./cua.ts";
+import { dashboardSuite } from "./dashboard.ts";
 import { explicitSuite } from "./explicit.ts";
 import { initSuite } from "./init.ts";
 import { isolationSuite } from "./isolation.ts";
@@ -45,6 +46,7 @@ const SUITES: Suite[] = [
   schemaSuite,
   cuaSuite,
   viewerSuite,
+  dashboardSuite,
   explicitSuite,
   agentSuite,
   soakSuite,

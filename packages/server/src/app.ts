@@ -8,6 +8,7 @@ import type pino from "pino";
 import { installAccessLog } from "./access-log.ts";
 import { installAuth, KeyVerifier } from "./auth.ts";
 import { type ConnectionLimits, limitConnectionsPerAddress, serverTimeouts } from "./connections.ts";
+import { registerDashboard } from "./dashboard/routes.ts";
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_CONNECTION_IDLE_TIMEOUT_MS,
@@ -210,6 +211,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app);
   if (options.metricsToken !== undefined) registerMetricsRoute(app, metrics, options.metricsToken);
   await registerFrontPage(app, { store: options.store, apiVersion: API_VERSION });
+  // The project dashboard (/dashboard): its own encapsulated plugin, cookies and forms (dashboard/routes.ts).
+  await registerDashboard(app, { store: options.store, verifier, links });
 
   await app.register(async (scope) => {
     registerOpenApiRoute(scope);

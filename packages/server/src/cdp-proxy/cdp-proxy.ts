@@ -45,6 +45,7 @@ import { loadActiveSession } from "../routes/session-access.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import type { SessionManager } from "../sessions/session-manager.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
+import { DebuggerScreencast } from "../viewer/debugger-screencast.ts";
 import { linkNotFound, type SessionLinks } from "../viewer/session-links.ts";
 import { CdpIsolation } from "./isolation.ts";
 
@@ -208,39 +209,64 @@ function bridge(
     else if (!hold && client.isPaused) client.resume();
   };
   const afterSend = () => flow();
-  const isolation = new CdpIsolation({
-    toClient: (text) => {
-      if (client.readyState !== WebSocket.OPEN) return;
-      if (mode === "page") {
-        let head: CdpMessageHead;
-        try {
-          head = scanCdpMessage(text);
-        } catch {
-          return;
-        }
-        if (head.id === PAGE_ATTACH_ID && head.sessionId === undefined) {
-          const message = JSON.parse(text) as { result?: { sessionId?: unknown } };
-          if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");
-          else {
-            pageSession = message.result.sessionId;
-            started = true;
-            flow();
-          }
-          return;
-        }
-        if (pageSession !== undefined && head.sessionId === pageSession) {
-          text = rewriteMessage(text, head, { sessionId: null });
-        }
-      }
-      if (client.bufferedAmount > MAX_UNREAD_BYTES) {
-        close(1008, "The client does not read its messages.");
+  /** Page mode (the debugger): its screencast's frames, masked once the session used variable values. */
+  let screencast: DebuggerScreencast | undefined;
+  let pageTargetId: string | undefined;
+  let ownAcks = 0;
+  const toClient = (text: string, masked = false): void => {
+    if (client.readyState !== WebSocket.OPEN) return;
+    if (mode === "page") {
+      let head: CdpMessageHead;
+      try {
+        head = scanCdpMessage(text);
+      } catch {
         return;
       }
-      const bytes = Buffer.from(text);
-      onTraffic?.("out", bytes.length);
-      client.send(bytes, { binary: false }, afterSend);
-      if (client.bufferedAmount > CLIENT_UNREAD_PAUSE) flow();
-    },
+      if (pageSession !== undefined && head.sessionId === pageSession) {
+        // The answers to the acknowledgements sent in the debugger's stead are not its own.
+        if (head.id !== undefined && head.id > PAGE_ATTACH_ID) return;
+        if (!masked && head.method === "Page.screencastFrame" && screencast?.intercept(text)) return;
+      }
+      if (head.id === PAGE_ATTACH_ID && head.sessionId === undefined) {
+        const message = JSON.parse(text) as { result?: { sessionId?: unknown } };
+        if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");
+        else {
+          pageSession = message.result.sessionId;
+          const attached = pageSession;
+          screencast = new DebuggerScreencast({
+            session,
+            page: () => session.dh.context.pages().find((page) => page.targetId === pageTargetId),
+            forward: (frame) => toClient(frame, true),
+            ack: (frame) =>
+              isolation.fromClient(
+                JSON.stringify({
+                  id: PAGE_ATTACH_ID + 1 + (ownAcks++ % 1_000_000),
+                  method: "Page.screencastFrameAck",
+                  params: { sessionId: frame },
+                  sessionId: attached,
+                }),
+              ),
+          });
+          started = true;
+          flow();
+        }
+        return;
+      }
+      if (pageSession !== undefined && head.sessionId === pageSession) {
+        text = rewriteMessage(text, head, { sessionId: null });
+      }
+    }
+    if (client.bufferedAmount > MAX_UNREAD_BYTES) {
+      close(1008, "The client does not read its messages.");
+      return;
+    }
+    const bytes = Buffer.from(text);
+    onTraffic?.("out", bytes.length);
+    client.send(bytes, { binary: false }, afterSend);
+    if (client.bufferedAmount > CLIENT_UNREAD_PAUSE) flow();
+  };
+  const isolation = new CdpIsolation({
+    toClient: (text) => toClient(text),
     activated: (targetId) => void session.activatePage(targetId),
     contextId: session.cdp.contextId,
     downloadDir: session.downloadDir,
@@ -284,6 +310,7 @@ function bridge(
       if (closed) return;
       if (mode === "page") {
         const targetId = session.dh.context.activePage()?.targetId;
+        pageTargetId = targetId;
         if (!targetId) close(1011, "The session has no page.");
         else
           isolation.fromClient(

@@ -44,7 +44,7 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
       const auth = authOf(request);
       const session = await loadServedSession(deps.store, auth, request.params.id, deps.nodeId);
       await handle.call(deps.handlers, { request, auth, store: deps.store, session });
-      await deps.store.endSession(session.id);
+      await deps.store.endSession(session.id, undefined, "ended by the client");
       return { success: true as const };
     },
   });

@@ -85,7 +85,7 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
         return { success: true as const, data: { ...started, sessionId: session.id } };
       } catch (error) {
         // A session that never started must not hold a place.
-        if (!resumed) await deps.store.endSession(session.id);
+        if (!resumed) await deps.store.endSession(session.id, undefined, "failed to start");
         throw error;
       }
     },

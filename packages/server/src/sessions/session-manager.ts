@@ -82,7 +82,7 @@ export interface LeaseStats {
   reclaims: number;
 }
 
-/** Why a session ended, for the log. */
+/** Why a session ended, for the log and the dashboard (the store keeps it). */
 export type EndReason =
   | "ended by the client"
   | "client disconnected"
@@ -456,7 +456,7 @@ export class SessionManager {
       throw sessionElsewhere(record.id);
     }
     // Nobody runs it: a leftover of an earlier run, or of a node that is gone.
-    await this.options.store.endSession(record.id);
+    await this.options.store.endSession(record.id, undefined, "not running anywhere");
     throw sessionEnded(record.id);
   }
 
@@ -467,7 +467,7 @@ export class SessionManager {
         { sessionId: id, reason },
         "session ended (its browser.cdpUrl was never attached)",
       );
-      return this.options.store.endSession(id).then(
+      return this.options.store.endSession(id, undefined, reason).then(
         () => undefined,
         (error: unknown) =>
           this.options.log.error({ sessionId: id, err: error }, "could not mark the session ended"),
@@ -486,7 +486,7 @@ export class SessionManager {
           "releasing the session's browser context failed",
         );
       }
-      await this.options.store.endSession(id).catch((error: unknown) => {
+      await this.options.store.endSession(id, undefined, reason).catch((error: unknown) => {
         this.options.log.error({ sessionId: id, err: error }, "could not mark the session ended");
       });
     })();
@@ -551,7 +551,8 @@ export class SessionManager {
       if (all || now - record.lastActivityAt > idleMs) {
         // A session waiting for its browser.cdpUrl ends by its idle timeout too.
         this.deferred.delete(record.id);
-        if (await this.options.store.endSession(record.id)) ended++;
+        const reason = all ? "left over from an earlier run" : "idle timeout";
+        if (await this.options.store.endSession(record.id, undefined, reason)) ended++;
       }
     }
     if (ended > 0) this.options.log.info({ ended }, "ended sessions left over from a previous run");

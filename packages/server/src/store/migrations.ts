@@ -91,6 +91,14 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: "why a session ended, a project's sessions",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN end_reason TEXT;
+      CREATE INDEX sessions_by_project ON sessions (project_id, created_at);
+    `,
+  },
 ];
 
 export const postgresMigrations: readonly Migration[] = [
@@ -174,6 +182,14 @@ export const postgresMigrations: readonly Migration[] = [
         value text NOT NULL,
         created_at bigint NOT NULL
       );
+    `,
+  },
+  {
+    version: 4,
+    name: "why a session ended, a project's sessions",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN end_reason text;
+      CREATE INDEX sessions_by_project ON sessions (project_id, created_at);
     `,
   },
 ];

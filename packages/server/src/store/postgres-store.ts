@@ -10,12 +10,15 @@ import {
   actionFromRow,
   actionRowValues,
   keyFromRow,
+  mergeDailyTotals,
   recordedAction,
   sessionFromRow,
+  summaryFromRow,
   toJsonText,
 } from "./rows.ts";
 import type {
   CreatedKey,
+  DailyTotals,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
@@ -25,6 +28,7 @@ import type {
   ScreenshotInfo,
   ScreenshotKind,
   SessionRecord,
+  SessionSummary,
   Store,
 } from "./store.ts";
 
@@ -240,11 +244,12 @@ export class PostgresStore implements Store {
     );
   }
 
-  async endSession(id: string, at = Date.now()): Promise<boolean> {
+  async endSession(id: string, at = Date.now(), reason?: string): Promise<boolean> {
     const changed = await this.changes(
-      `UPDATE sessions SET status = 'ended', ended_at = $1, last_activity_at = GREATEST(last_activity_at, $1)
+      `UPDATE sessions SET status = 'ended', ended_at = $1, last_activity_at = GREATEST(last_activity_at, $1),
+         end_reason = $3
        WHERE id = $2 AND status = 'active'`,
-      [at, id],
+      [at, id, reason ?? null],
     );
     return changed > 0;
   }
@@ -268,6 +273,53 @@ export class PostgresStore implements Store {
             filter.projectId,
           ]);
     return Number(row?.n ?? 0);
+  }
+
+  async listProjectSessions(projectId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = Math.max(1, Math.min(1000, Math.floor(options.limit ?? 50)));
+    // Pages as the replay counts them: a step starts one when its URL differs from the step before.
+    const rows = await this.rows(
+      `WITH chosen AS (
+         SELECT * FROM sessions WHERE project_id = $1
+         ORDER BY status = 'active' DESC, created_at DESC, id LIMIT $2
+       ), steps AS (
+         SELECT session_id, input_tokens, output_tokens, cost,
+           CASE WHEN result->>'cacheStatus' = 'HIT' THEN 1 ELSE 0 END AS hit,
+           CASE WHEN result->>'success' = 'false' THEN 1 ELSE 0 END AS failed,
+           CASE WHEN page_url IS NOT DISTINCT FROM LAG(page_url) OVER (PARTITION BY session_id ORDER BY seq)
+             THEN 0 ELSE 1 END AS new_page
+         FROM replay_actions WHERE session_id IN (SELECT id FROM chosen)
+       ), totals AS (
+         SELECT session_id, COUNT(*) AS steps, SUM(new_page) AS pages, SUM(input_tokens) AS input_tokens,
+           SUM(output_tokens) AS output_tokens, SUM(cost) AS cost, SUM(hit) AS cache_hits, SUM(failed) AS failures
+         FROM steps GROUP BY session_id
+       )
+       SELECT chosen.*, totals.steps, totals.pages, totals.input_tokens, totals.output_tokens, totals.cost,
+         totals.cache_hits, totals.failures
+       FROM chosen LEFT JOIN totals ON totals.session_id = chosen.id
+       ORDER BY chosen.status = 'active' DESC, chosen.created_at DESC, chosen.id`,
+      [projectId, limit],
+    );
+    return rows.map(summaryFromRow);
+  }
+
+  async projectDailyTotals(projectId: string, since: number): Promise<DailyTotals[]> {
+    const day = (column: string) =>
+      `to_char(to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+    const sessionDays = await this.rows(
+      `SELECT ${day("created_at")} AS day, COUNT(*) AS sessions FROM sessions
+       WHERE project_id = $1 AND created_at >= $2 GROUP BY 1`,
+      [projectId, since],
+    );
+    const stepDays = await this.rows(
+      `SELECT ${day("a.started_at")} AS day, COUNT(*) AS steps, SUM(a.input_tokens) AS input_tokens,
+         SUM(a.output_tokens) AS output_tokens, SUM(a.cost) AS cost,
+         SUM(CASE WHEN a.result->>'cacheStatus' = 'HIT' THEN 1 ELSE 0 END) AS cache_hits
+       FROM replay_actions a JOIN sessions s ON s.id = a.session_id
+       WHERE s.project_id = $1 AND a.started_at >= $2 GROUP BY 1`,
+      [projectId, since],
+    );
+    return mergeDailyTotals(sessionDays, stepDays);
   }
 
   /** Runs `work` in one transaction holding LEASE_LOCK, on a connection of `pool`. */
@@ -341,7 +393,7 @@ export class PostgresStore implements Store {
            DELETE FROM nodes WHERE lease_expires_at < ${DB_NOW} AND id IS DISTINCT FROM $1 RETURNING id
          ), ended AS (
            UPDATE sessions SET status = 'ended', ended_at = ${DB_NOW},
-             last_activity_at = GREATEST(last_activity_at, ${DB_NOW})
+             last_activity_at = GREATEST(last_activity_at, ${DB_NOW}), end_reason = 'node lost'
            WHERE status = 'active' AND node_id IS NOT NULL AND (
              node_id IN (SELECT id FROM lapsed)
              OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id)

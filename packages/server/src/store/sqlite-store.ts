@@ -15,12 +15,15 @@ import {
   actionRowValues,
   json,
   keyFromRow,
+  mergeDailyTotals,
   recordedAction,
   sessionFromRow,
+  summaryFromRow,
   toJsonText,
 } from "./rows.ts";
 import type {
   CreatedKey,
+  DailyTotals,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
@@ -30,6 +33,7 @@ import type {
   ScreenshotInfo,
   ScreenshotKind,
   SessionRecord,
+  SessionSummary,
   Store,
 } from "./store.ts";
 
@@ -179,12 +183,14 @@ export class SqliteStore implements Store {
     );
   }
 
-  async endSession(id: string, at = Date.now()): Promise<boolean> {
+  async endSession(id: string, at = Date.now(), reason?: string): Promise<boolean> {
     return (
       this.run(
-        "UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?) WHERE id = ? AND status = 'active'",
+        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?), end_reason = ?
+         WHERE id = ? AND status = 'active'`,
         at,
         at,
+        reason ?? null,
         id,
       ) > 0
     );
@@ -210,6 +216,53 @@ export class SqliteStore implements Store {
             filter.projectId,
           );
     return Number(row?.n ?? 0);
+  }
+
+  async listProjectSessions(projectId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = Math.max(1, Math.min(1000, Math.floor(options.limit ?? 50)));
+    // Pages as the replay counts them: a step starts one when its URL differs from the step before.
+    return this.all(
+      `WITH chosen AS (
+         SELECT * FROM sessions WHERE project_id = ?
+         ORDER BY status = 'active' DESC, created_at DESC, id LIMIT ?
+       ), steps AS (
+         SELECT session_id, input_tokens, output_tokens, cost,
+           CASE WHEN json_extract(result, '$.cacheStatus') = 'HIT' THEN 1 ELSE 0 END AS hit,
+           CASE WHEN json_extract(result, '$.success') = 0 THEN 1 ELSE 0 END AS failed,
+           CASE WHEN page_url IS LAG(page_url) OVER (PARTITION BY session_id ORDER BY seq) THEN 0 ELSE 1 END AS new_page
+         FROM replay_actions WHERE session_id IN (SELECT id FROM chosen)
+       ), totals AS (
+         SELECT session_id, COUNT(*) AS steps, SUM(new_page) AS pages, SUM(input_tokens) AS input_tokens,
+           SUM(output_tokens) AS output_tokens, SUM(cost) AS cost, SUM(hit) AS cache_hits, SUM(failed) AS failures
+         FROM steps GROUP BY session_id
+       )
+       SELECT chosen.*, totals.steps, totals.pages, totals.input_tokens, totals.output_tokens, totals.cost,
+         totals.cache_hits, totals.failures
+       FROM chosen LEFT JOIN totals ON totals.session_id = chosen.id
+       ORDER BY chosen.status = 'active' DESC, chosen.created_at DESC, chosen.id`,
+      projectId,
+      limit,
+    ).map(summaryFromRow);
+  }
+
+  async projectDailyTotals(projectId: string, since: number): Promise<DailyTotals[]> {
+    const day = (column: string) => `strftime('%Y-%m-%d', ${column} / 1000, 'unixepoch')`;
+    const sessionDays = this.all(
+      `SELECT ${day("created_at")} AS day, COUNT(*) AS sessions FROM sessions
+       WHERE project_id = ? AND created_at >= ? GROUP BY day`,
+      projectId,
+      since,
+    );
+    const stepDays = this.all(
+      `SELECT ${day("a.started_at")} AS day, COUNT(*) AS steps, SUM(a.input_tokens) AS input_tokens,
+         SUM(a.output_tokens) AS output_tokens, SUM(a.cost) AS cost,
+         SUM(CASE WHEN json_extract(a.result, '$.cacheStatus') = 'HIT' THEN 1 ELSE 0 END) AS cache_hits
+       FROM replay_actions a JOIN sessions s ON s.id = a.session_id
+       WHERE s.project_id = ? AND a.started_at >= ? GROUP BY day`,
+      projectId,
+      since,
+    );
+    return mergeDailyTotals(sessionDays, stepDays);
   }
 
   async registerNode(nodeId: string, ttlMs: number): Promise<void> {
@@ -281,7 +334,8 @@ export class SqliteStore implements Store {
       // Every active session of a node without a lease: a lapsed one (deleted just now), or one
       // already forgotten.
       const sessionIds = this.all(
-        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?)
+        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?),
+           end_reason = 'node lost'
          WHERE status = 'active' AND node_id IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id)
          RETURNING id`,

@@ -47,6 +47,8 @@ export interface SessionRecord {
   createdAt: number;
   lastActivityAt: number;
   endedAt?: number;
+  /** Why it ended (`ended by the client`, `idle timeout`, `node lost`, ...); absent while active. */
+  endReason?: string;
   /** The service node that runs it (holds its lease); absent on rows written before leases. */
   nodeId?: string;
 }
@@ -103,6 +105,34 @@ export interface RecordedAction {
   tokenUsage?: TokenUsage;
 }
 
+/** A session of a project with what its record adds up to (the project dashboard's rows). */
+export interface SessionSummary extends SessionRecord {
+  /** Recorded operations. */
+  steps: number;
+  /** Pages as the replay groups them (consecutive steps on one URL are one page). */
+  pages: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Model cost as recorded (the caller's currency unit, usually US dollars). */
+  cost: number;
+  /** Steps answered from the server cache (`cacheStatus: HIT`). */
+  cacheHits: number;
+  /** Steps whose result records a failure (`success: false`). */
+  failures: number;
+}
+
+/** One UTC day of a project's use: sessions started that day, and the steps run that day. */
+export interface DailyTotals {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  sessions: number;
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  cacheHits: number;
+}
+
 /** A stored screenshot, without its bytes. */
 export interface ScreenshotInfo {
   actionSeq: number;
@@ -129,11 +159,18 @@ export interface Store {
   getSession(id: string): Promise<SessionRecord | null>;
   /** Records activity on an active session (idle timeouts count from here). */
   touchSession(id: string, at?: number): Promise<void>;
-  /** True when the session was active and is now ended. */
-  endSession(id: string, at?: number): Promise<boolean>;
+  /** True when the session was active and is now ended (`reason` kept for the dashboard). */
+  endSession(id: string, at?: number, reason?: string): Promise<boolean>;
   /** Active sessions, oldest first; optionally only one project's. */
   listActiveSessions(filter?: { projectId?: string }): Promise<SessionRecord[]>;
   countActiveSessions(filter?: { projectId?: string }): Promise<number>;
+  /**
+   * One project's sessions with their totals, active ones first, then the most recently started:
+   * at most `limit` (default 50). Never another project's.
+   */
+  listProjectSessions(projectId: string, options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** One project's totals per UTC day since `since` (epoch ms), oldest day first; days with nothing left out. */
+  projectDailyTotals(projectId: string, since: number): Promise<DailyTotals[]>;
 
   // ---- node leases: which service node runs which sessions, and whether it is still there ----
   // Times are the database's own clock where it has one (PostgreSQL), so that nodes whose clocks
