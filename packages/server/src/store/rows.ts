@@ -2,7 +2,14 @@
 // numbers; PostgreSQL hands back `json` parsed and `bigint` as strings. These helpers accept both.
 
 import { prepareAction, type StoredAction, toReplayAction } from "./replay.ts";
-import type { KeyInfo, NewReplayAction, RecordedAction, SessionRecord, SessionStatus } from "./store.ts";
+import type {
+  ClusterNode,
+  KeyInfo,
+  NewReplayAction,
+  RecordedAction,
+  SessionRecord,
+  SessionStatus,
+} from "./store.ts";
 
 type Row = Record<string, unknown>;
 
@@ -51,6 +58,21 @@ export function sessionFromRow(row: Row): SessionRecord {
   if (row.ended_at !== null && row.ended_at !== undefined) session.endedAt = num(row.ended_at);
   if (row.node_id !== null && row.node_id !== undefined) session.nodeId = String(row.node_id);
   return session;
+}
+
+export function clusterNodeFromRow(row: Row): ClusterNode {
+  const node: ClusterNode = {
+    id: String(row.id),
+    // SQLite answers 0/1, PostgreSQL booleans.
+    live: Boolean(row.live),
+    draining: Boolean(row.draining),
+    activeSessions: num(row.active_sessions ?? 0),
+  };
+  if (row.advertise_url !== null && row.advertise_url !== undefined)
+    node.advertiseUrl = String(row.advertise_url);
+  const max = optionalNum(row.max_sessions);
+  if (max !== null) node.maxSessions = max;
+  return node;
 }
 
 export function actionFromRow(row: Row): StoredAction {
