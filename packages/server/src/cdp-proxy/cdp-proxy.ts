@@ -40,7 +40,7 @@ import WebSocket, { WebSocketServer } from "ws";
 import type { KeyVerifier } from "../auth.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { claimOf } from "../cluster/routing.ts";
-import { NODE_HEADER } from "../cluster/trust.ts";
+import { NODE_HEADER, OWNER_HEADER } from "../cluster/trust.ts";
 import { DEFAULT_CDP_BYTES_PER_SECOND, DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../defaults.ts";
 import { ApiError, sessionEnded } from "../errors.ts";
 import type { RevocationWatch } from "../key-revocation.ts";
@@ -334,8 +334,12 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
   /** Each session's byte budget, shared by its clients; gone with the session. */
   const budgets = new WeakMap<LiveSession, ByteBudget>();
   const cluster = deps.cluster;
-  // The 101 answer says which node it came from, as every HTTP answer of a cluster node does.
-  if (cluster) wss.on("headers", (headers) => headers.push(`${NODE_HEADER}: ${cluster.nodeId}`));
+  // The 101 answer says which node it came from and, as every answer about a session of a cluster
+  // node does, which node owns the session: this one (another node's is forwarded, not upgraded here).
+  if (cluster)
+    wss.on("headers", (headers) =>
+      headers.push(`${NODE_HEADER}: ${cluster.nodeId}`, `${OWNER_HEADER}: ${cluster.nodeId}`),
+    );
 
   app.server.on("upgrade", (request, socket, head) => {
     const url = new URL(request.url ?? "/", "http://service.invalid");

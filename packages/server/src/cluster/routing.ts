@@ -79,9 +79,9 @@ export function installForwardedCheck(app: FastifyInstance, cluster: Cluster | u
     request.forwarded = claimOf(cluster, request.headers, request.method, request.url);
   });
   if (cluster) {
-    app.addHook("onSend", async (_request, reply, payload) => {
-      if (!reply.hasHeader(NODE_HEADER)) reply.header(NODE_HEADER, cluster.nodeId);
-      return payload;
+    // On the raw response, so that answers written past Fastify (event streams, the live view) say it too.
+    app.addHook("onRequest", async (_request, reply) => {
+      reply.raw.setHeader(NODE_HEADER, cluster.nodeId);
     });
   }
 }
@@ -105,7 +105,7 @@ export function installClusterRouting(
     const record = await loadActiveSession(store, auth, id);
     const owner = await cluster.remoteOwner(record);
     if (!owner) {
-      reply.header(OWNER_HEADER, record.nodeId ?? cluster.nodeId);
+      reply.raw.setHeader(OWNER_HEADER, record.nodeId ?? cluster.nodeId);
       return undefined;
     }
     return cluster.forwarder.http(request, reply, owner, { identity: auth, placed: false });
@@ -119,7 +119,7 @@ export function installClusterRouting(
       throw projectAtCapacity(deps.maxSessionsPerProject);
     for (const node of await cluster.placement()) {
       if (node.id === cluster.nodeId) {
-        reply.header(OWNER_HEADER, cluster.nodeId);
+        reply.raw.setHeader(OWNER_HEADER, cluster.nodeId);
         return undefined;
       }
       const target = { id: node.id, advertiseUrl: node.advertiseUrl! };
@@ -165,7 +165,10 @@ export function installClusterRouting(
     const opened = await deps.links.open(params.id ?? "", token, route.purpose).catch(() => undefined);
     if (opened?.session.status !== "active") return undefined;
     const owner = await cluster.remoteOwner(opened.session);
-    if (!owner) return undefined;
+    if (!owner) {
+      reply.raw.setHeader(OWNER_HEADER, opened.session.nodeId ?? cluster.nodeId);
+      return undefined;
+    }
     return cluster.forwarder.http(request, reply, owner, { placed: false });
   });
 }
