@@ -236,6 +236,52 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
     }
   }, 60_000);
 
+  it("streams a forwarded operation event by event, and a client that goes away cancels it at the owner", async () => {
+    const [a, b] = nodes as [Node, Node];
+    const started = await startOn(a.url);
+    expect(started.owner).toBe(a.id);
+    // A page that never answers: the navigation runs until it is cancelled.
+    let arrived!: () => void;
+    let closed!: () => void;
+    const requested = new Promise<void>((resolve) => (arrived = resolve));
+    const abandoned = new Promise<void>((resolve) => (closed = resolve));
+    const unroute = site.route("/hangs", (req) => {
+      arrived();
+      req.socket.once("close", () => closed());
+    });
+    try {
+      const abort = new AbortController();
+      // Sent to b, which does not run the session.
+      const response = await fetch(`${b.url}/v1/sessions/${started.id}/navigate`, {
+        method: "POST",
+        headers: {
+          "x-platform-api-key": key.key,
+          "content-type": "application/json",
+          "x-stream-response": "true",
+        },
+        body: JSON.stringify({ url: site.url("/hangs") }),
+        signal: abort.signal,
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-deckhand-node")).toBe(b.id);
+      expect(response.headers.get("x-deckhand-owner")).toBe(a.id);
+      // The first events arrive while the operation still runs (nothing waits for the end).
+      const reader = response.body!.getReader();
+      let text = "";
+      while (!text.includes('"running"')) text += new TextDecoder().decode((await reader.read()).value);
+      await requested;
+      // The client hangs up: the hop closes, the owner cancels, and the browser stops loading the page.
+      abort.abort();
+      await abandoned;
+    } finally {
+      unroute();
+    }
+    // The session goes on, reached through any node.
+    const next = await call(nodes[2]!.url, `/v1/sessions/${started.id}/extract`, { json: {} });
+    expect(next.status).toBe(200);
+    expect((await call(b.url, `/v1/sessions/${started.id}/end`, { json: {} })).status).toBe(200);
+  }, 60_000);
+
   it("runs a whole session through nginx for a REMOTE client: every request is served wherever it lands", async () => {
     model.on(match.schemaName("act"), (request: ScriptedRequest) => ({
       elementId: Number(/\[(\d+)\] button: Increment/.exec(request.text)?.[1] ?? -1),

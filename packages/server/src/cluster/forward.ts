@@ -23,6 +23,7 @@ import {
 } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Duplex } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request as undiciRequest } from "undici";
 import { ApiError } from "../errors.ts";
@@ -150,17 +151,31 @@ export class Forwarder {
       reply.header("retry-after", String(RETRY_AFTER_S));
       throw ownerUnreachable(target.id);
     }
-    reply.code(answer.statusCode);
+    // Written past Fastify: a streamed answer is not "sent" for Fastify until it ends, and the
+    // route's own handler must not run meanwhile.
+    reply.hijack();
+    const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(answer.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name) || name === NODE_HEADER) continue;
-      reply.header(name, value);
+      if (
+        value === undefined ||
+        name === "keep-alive" ||
+        name === "transfer-encoding" ||
+        name === "connection"
+      )
+        continue;
+      headers[name] = value;
     }
     const owner = answer.headers[NODE_HEADER];
-    reply.header(OWNER_HEADER, typeof owner === "string" ? owner : target.id);
-    reply.header(NODE_HEADER, this.nodeId);
-    // A stream's owner died mid-answer: the client's connection is cut, as the owner's was.
-    answer.body.on("error", () => reply.raw.destroy());
-    return reply.send(answer.body);
+    headers[OWNER_HEADER] = typeof owner === "string" ? owner : target.id;
+    headers[NODE_HEADER] = this.nodeId;
+    reply.raw.writeHead(answer.statusCode, headers);
+    // pipeline(): the owner's answer is read as fast as the client takes it. An owner that died
+    // mid-answer cuts the client's connection, as a direct client's would have been.
+    pipeline(answer.body, reply.raw).catch(() => {
+      reply.raw.off("close", onClose);
+      reply.raw.destroy();
+    });
+    return reply;
   }
 
   /**
