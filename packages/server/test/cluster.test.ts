@@ -18,6 +18,8 @@ import {
   startScriptedModel,
   waitForNoChrome,
 } from "@deckhand/testkit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Deckhand } from "deckhand";
 import pg from "pg";
 import { chromium } from "playwright-core";
@@ -281,6 +283,51 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
     expect(next.status).toBe(200);
     expect((await call(b.url, `/v1/sessions/${started.id}/end`, { json: {} })).status).toBe(200);
   }, 60_000);
+
+  it("routes an MCP session through nginx: its id names its node, and every node forwards to it", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${nginx.url}/mcp`), {
+      requestInit: { headers: { "x-platform-api-key": key.key } },
+    });
+    const client = new Client({ name: "deckhand-cluster-test", version: "1.0.0" });
+    await client.connect(transport);
+    const before = nginx.log().length;
+    try {
+      const holder = transport.sessionId!.split(".")[0]!;
+      expect(nodes.map((node) => node.id)).toContain(holder);
+      const text = (content: unknown) =>
+        (content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
+      // Several calls in a row: round-robin sends most of them to nodes that do not hold the session.
+      for (let i = 0; i < 3; i++) {
+        const nav = await client.callTool({ name: "navigate", arguments: { url: site.url("index.html") } });
+        expect(nav.isError, text(nav.content)).toBeFalsy();
+        const outline = await client.callTool({ name: "text", arguments: {} });
+        expect(text(outline.content)).toContain("button: Increment");
+      }
+      // Another project's key naming the session: 404, on whichever node it lands.
+      for (let i = 0; i < 3; i++) {
+        const foreign = await fetch(`${nginx.url}/mcp`, {
+          method: "POST",
+          headers: {
+            "x-platform-api-key": otherKey.key,
+            "mcp-session-id": transport.sessionId!,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 99, method: "tools/list" }),
+        });
+        expect(foreign.status).toBe(404);
+      }
+      const forwarded = nginx
+        .log()
+        .slice(before)
+        .filter((line) => line.uri === "/mcp" && line.method === "POST" && line.status === 200);
+      expect(
+        forwarded.filter((line) => line.node !== holder && line.owner === holder).length,
+      ).toBeGreaterThanOrEqual(1);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 
   it("runs a whole session through nginx for a REMOTE client: every request is served wherever it lands", async () => {
     model.on(match.schemaName("act"), (request: ScriptedRequest) => ({
