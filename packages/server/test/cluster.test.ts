@@ -192,6 +192,18 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
     expect((await send(sign(SECRET, mine, nodes[1]!.id))).status).toBe(401);
     expect((await send(sign(SECRET, mine, a.id, `/v1/sessions/${started.id}/act`))).status).toBe(401);
 
+    // The CDP WebSocket, the same: a forged claim opens nothing, even for a session of its project.
+    const cdpPath = `/v1/sessions/${started.id}/cdp`;
+    const cdpClaim = (secret: string) =>
+      new ClusterTrust(secret, "node-of-the-test").sign(a.id, "GET", cdpPath, {
+        identity: mine,
+        placed: false,
+      });
+    expect(await upgradeStatus(`${a.url.replace("http", "ws")}${cdpPath}`, cdpClaim("y".repeat(64)))).toBe(
+      401,
+    );
+    expect(await upgradeStatus(`${a.url.replace("http", "ws")}${cdpPath}`, cdpClaim(SECRET))).toBe(101);
+
     // Correctly signed: served, once.
     const good = sign(SECRET);
     const served = await send(good);
@@ -457,9 +469,9 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 });
 
 /** The HTTP status a WebSocket upgrade is answered with (101 when it opened). */
-function upgradeStatus(address: string): Promise<number> {
+function upgradeStatus(address: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(address);
+    const ws = new WebSocket(address, { headers });
     ws.once("open", () => {
       ws.close();
       resolve(101);
