@@ -46,8 +46,10 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
         "2",
         "--max-sessions-per-project",
         "6",
+        // Short enough for the test to see the lease lapse, long enough that a stall of the
+        // busy machine does not lapse a live node's lease.
         "--node-lease",
-        "3",
+        "10",
         "--shutdown-grace",
         "5",
       ],

@@ -69,7 +69,8 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
       maxSessions: 1,
       maxSessionsPerProject: 2,
       shutdownGraceMs: 500,
-      nodeLeaseMs: 3_000,
+      // Small, so that the hop's test of the owner's limit sends little.
+      cdpMaxMessageBytes: 256 * 1024,
       browsers: { lingerMs: 500, args: [...QUIET_ARGS, marker] },
       cluster: { advertiseUrl: `http://127.0.0.1:${port}`, secret: SECRET },
     });
@@ -340,6 +341,58 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
       await client.close();
     }
   }, 120_000);
+
+  it("holds a forwarded CDP WebSocket to the owner's allow-list and message size limit", async () => {
+    const [a, b] = nodes as [Node, Node];
+    const started = await startOn(a.url);
+    expect(started.owner).toBe(a.id);
+    // Opened on b, which forwards it to a.
+    const ws = new WebSocket(`${b.url.replace("http", "ws")}/v1/sessions/${started.id}/cdp`, {
+      headers: { "x-platform-api-key": key.key },
+      maxPayload: 0,
+    });
+    const upgraded = new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
+      ws.once("upgrade", (response) => resolve(response.headers));
+      ws.once("error", reject);
+    });
+    const opened = new Promise((resolve) => ws.once("open", resolve));
+    const headers = await upgraded;
+    expect(headers["x-deckhand-node"]).toBe(b.id);
+    expect(headers["x-deckhand-owner"]).toBe(a.id);
+    await opened;
+    const answers = new Map<number, { result?: unknown; error?: { message: string } }>();
+    const waiters = new Map<number, () => void>();
+    ws.on("message", (data) => {
+      const message = JSON.parse(String(data)) as {
+        id?: number;
+        result?: unknown;
+        error?: { message: string };
+      };
+      if (message.id === undefined) return;
+      answers.set(message.id, message);
+      waiters.get(message.id)?.();
+    });
+    const send = (id: number, method: string, params: object = {}) =>
+      new Promise<{ result?: unknown; error?: { message: string } }>((resolve) => {
+        waiters.set(id, () => resolve(answers.get(id)!));
+        ws.send(JSON.stringify({ id, method, params }));
+      });
+    // Allowed: answered by the browser, through both hops.
+    expect((await send(1, "Browser.getVersion")).result).toMatchObject({ product: expect.any(String) });
+    // Not on the allow-list: refused by the owner's proxy, as for a direct client.
+    const refused = await send(2, "Browser.close");
+    expect(refused.error).toBeDefined();
+    expect(refused.result).toBeUndefined();
+    // Larger than the owner's limit: the owner closes the connection (1009), and the hop with it.
+    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+    ws.send(
+      JSON.stringify({ id: 3, method: "Runtime.evaluate", params: { expression: "x".repeat(300 * 1024) } }),
+    );
+    expect(await closed).toBe(1009);
+    // The session is still there, served through any node.
+    expect((await call(nodes[2]!.url, `/v1/sessions/${started.id}/extract`, { json: {} })).status).toBe(200);
+    expect((await call(a.url, `/v1/sessions/${started.id}/end`, { json: {} })).status).toBe(200);
+  }, 60_000);
 
   it("runs a whole session through nginx for a REMOTE client: every request is served wherever it lands", async () => {
     model.on(match.schemaName("act"), (request: ScriptedRequest) => ({

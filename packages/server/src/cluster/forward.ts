@@ -257,7 +257,8 @@ export class Forwarder {
           value === undefined ||
           name === "connection" ||
           name === "transfer-encoding" ||
-          name === NODE_HEADER
+          name === NODE_HEADER ||
+          name === OWNER_HEADER
         )
           continue;
         for (const one of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${one}`);
@@ -285,7 +286,7 @@ export class Forwarder {
       }
       const lines = ["HTTP/1.1 101 Switching Protocols"];
       for (const [name, value] of Object.entries(answer.headers)) {
-        if (value === undefined || name === NODE_HEADER) continue;
+        if (value === undefined || name === NODE_HEADER || name === OWNER_HEADER) continue;
         for (const one of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${one}`);
       }
       const owner = answer.headers[NODE_HEADER];
