@@ -15,6 +15,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
+import { clusterSuite } from "./cluster.ts";
 import { cuaSuite } from "./cua.ts";
 import { dashboardSuite } from "./dashboard.ts";
 import { explicitSuite } from "./explicit.ts";
@@ -43,6 +44,7 @@ const SUITES: Suite[] = [
   opsSuite,
   remoteSuite,
   isolationSuite,
+  clusterSuite,
   schemaSuite,
   cuaSuite,
   viewerSuite,

@@ -423,6 +423,70 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       await store.removeNode(node);
     });
 
+    it("keeps each node's address, capacity and draining mark, and counts its active sessions", async () => {
+      const key = await store.createKey();
+      const node = `node-cluster-${crypto.randomUUID()}`;
+      await store.registerNode(node, 60_000, { advertiseUrl: "http://10.0.0.5:3000", maxSessions: 4 });
+      const session = await store.createSession({ projectId: key.projectId, keyId: key.id, nodeId: node });
+      expect(await store.getNode(node)).toEqual({
+        id: node,
+        advertiseUrl: "http://10.0.0.5:3000",
+        maxSessions: 4,
+        live: true,
+        draining: false,
+        activeSessions: 1,
+      });
+      expect((await store.listLiveNodes()).find((n) => n.id === node)).toMatchObject({ activeSessions: 1 });
+      await store.setNodeDraining(node);
+      expect((await store.getNode(node))?.draining).toBe(true);
+      await store.endSession(session.id);
+      expect((await store.getNode(node))?.activeSessions).toBe(0);
+      await store.removeNode(node);
+      expect(await store.getNode(node)).toBeNull();
+      expect((await store.listLiveNodes()).some((n) => n.id === node)).toBe(false);
+    });
+
+    it("admits a session only within the node's (or the store's) limit and the project's, counting every node", async () => {
+      const key = await store.createKey();
+      const node = `node-admit-${crypto.randomUUID()}`;
+      const other = `node-admit-${crypto.randomUUID()}`;
+      const input = (nodeId: string) => ({ projectId: key.projectId, keyId: key.id, nodeId });
+      const first = await store.admitSession(input(node), {
+        maxSessions: 1,
+        perNode: true,
+        maxPerProject: 2,
+      });
+      expect("session" in first && first.session.nodeId).toBe(node);
+      expect(
+        await store.admitSession(input(node), { maxSessions: 1, perNode: true, maxPerProject: 2 }),
+      ).toEqual({
+        refused: "node",
+      });
+      const second = await store.admitSession(input(other), {
+        maxSessions: 1,
+        perNode: true,
+        maxPerProject: 2,
+      });
+      expect("session" in second).toBe(true);
+      // The project has two, on two nodes: a third node with room still refuses it.
+      expect(
+        await store.admitSession(input(`node-admit-${crypto.randomUUID()}`), {
+          maxSessions: 1,
+          perNode: true,
+          maxPerProject: 2,
+        }),
+      ).toEqual({ refused: "project" });
+      // Counting the whole store (no cluster): every active session counts against the limit.
+      const total = await store.countActiveSessions();
+      expect(
+        await store.admitSession(input(node), { maxSessions: total, perNode: false, maxPerProject: 99 }),
+      ).toEqual({
+        refused: "node",
+      });
+      for (const admitted of [first, second])
+        if ("session" in admitted) await store.endSession(admitted.session.id);
+    });
+
     it("ends the active sessions of a node that has no lease at all (forgotten, still starting sessions)", async () => {
       const key = await store.createKey();
       const orphan = await store.createSession({

@@ -104,6 +104,13 @@ Options:
   --ready-max-event-loop-lag SECS
                                 /readyz answers 503 while the event loop stalled longer than this in the last
                                 10 s (default ${DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS / 1000})
+  --advertise-url URL           several nodes on one PostgreSQL: where the other nodes reach this one
+                                (http://host:port), checked at start. With the cluster secret, any node
+                                serves any session (forwarding to its owner) and new sessions go to the node
+                                with the most room; --max-sessions is then this node's own (also
+                                DECKHAND_ADVERTISE_URL)
+  --cluster-secret SECRET       the secret every node of the cluster shares (32+ characters) and signs
+                                forwarded requests with; prefer DECKHAND_CLUSTER_SECRET (a flag shows in ps)
   --log-format FORMAT           json (JSON lines) or pretty (one readable line per request and event, with
                                 the same redaction). Default: pretty when stdout is a terminal, json otherwise
                                 (also DECKHAND_LOG_FORMAT)
@@ -125,6 +132,8 @@ Environment:
   DECKHAND_METRICS_TOKEN  serve GET /metrics on the service's port to requests with
                         Authorization: Bearer <token> (at least 16 characters); API keys never open it
   DECKHAND_LOG_FORMAT   as --log-format (the flag wins)
+  DECKHAND_ADVERTISE_URL  as --advertise-url (the flag wins)
+  DECKHAND_CLUSTER_SECRET  as --cluster-secret (the flag wins)
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 
 The service logs to stdout: one line per request (the session page's thumbnails and DevTools files at

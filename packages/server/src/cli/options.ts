@@ -2,6 +2,8 @@
 // errors that say what is valid.
 
 import { parseArgs } from "node:util";
+import { parseAdvertiseUrl } from "../cluster/cluster.ts";
+import { MIN_SECRET_LENGTH } from "../cluster/trust.ts";
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
 import type { LogFormat, LogLevel } from "../logger.ts";
 import {
@@ -57,6 +59,8 @@ export interface ServeOptions extends StoreLocation {
   /** GET /metrics on the service's port with this bearer token (DECKHAND_METRICS_TOKEN). */
   metricsToken?: string;
   readyMaxEventLoopLagMs?: number;
+  /** Several nodes on one PostgreSQL: this node's address for the others, and their shared secret. */
+  cluster?: { advertiseUrl: string; secret: string };
 }
 
 export type Command =
@@ -99,6 +103,8 @@ const OPTIONS = {
   "metrics-port": { type: "string" },
   "metrics-host": { type: "string" },
   "ready-max-event-loop-lag": { type: "string" },
+  "advertise-url": { type: "string" },
+  "cluster-secret": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
@@ -132,6 +138,8 @@ const SERVE_ONLY = [
   "metrics-port",
   "metrics-host",
   "ready-max-event-loop-lag",
+  "advertise-url",
+  "cluster-secret",
   "log-format",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -309,6 +317,39 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
         );
       }
       serve.metricsToken = metricsToken;
+    }
+    const advertiseUrl = values["advertise-url"] ?? env.DECKHAND_ADVERTISE_URL;
+    const clusterSecret = values["cluster-secret"] ?? env.DECKHAND_CLUSTER_SECRET;
+    if (advertiseUrl || clusterSecret) {
+      if (!databaseUrl) {
+        throw new UsageError(
+          "--advertise-url and --cluster-secret join several nodes on one PostgreSQL: give --database-url too " +
+            "(SQLite serves one node).",
+        );
+      }
+      if (!clusterSecret) {
+        throw new UsageError(
+          "--advertise-url needs the cluster secret (DECKHAND_CLUSTER_SECRET, or --cluster-secret): without it a " +
+            "node neither forwards requests nor accepts forwarded ones.",
+        );
+      }
+      if (!advertiseUrl) {
+        throw new UsageError(
+          "The cluster secret needs --advertise-url: the address the other nodes reach this one at (e.g. " +
+            "http://10.0.0.5:3000).",
+        );
+      }
+      if (clusterSecret.length < MIN_SECRET_LENGTH || /\s/.test(clusterSecret)) {
+        throw new UsageError(
+          `The cluster secret must be at least ${MIN_SECRET_LENGTH} characters without spaces, the same on every ` +
+            "node (e.g. `openssl rand -hex 32`). Prefer DECKHAND_CLUSTER_SECRET to the flag: a flag shows in `ps`.",
+        );
+      }
+      try {
+        serve.cluster = { advertiseUrl: parseAdvertiseUrl(advertiseUrl), secret: clusterSecret };
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
     }
     const logLevel = env.DECKHAND_LOG_LEVEL;
     if (logLevel) {

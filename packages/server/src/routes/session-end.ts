@@ -14,6 +14,7 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
   app.withTypeProvider<ZodTypeProvider>().route({
     method: "POST",
     url: "/v1/sessions/:id/end",
+    config: { cluster: { kind: "session" } },
     schema: {
       operationId: "SessionEnd",
       summary: "End a session",

@@ -15,7 +15,7 @@ import { DEFAULT_MAX_TABS_PER_SESSION } from "../defaults.ts";
 import { ApiError, sessionElsewhere, sessionEnded } from "../errors.ts";
 import { ANYWHERE, type EgressPolicy } from "../policy/egress.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
-import type { SessionRecord, Store } from "../store/store.ts";
+import type { NodeInfo, SessionRecord, Store } from "../store/store.ts";
 import type { BrowserPool } from "./browser-pool.ts";
 import { attachCdpUrl, CdpUrlUnreachable } from "./cdp-url.ts";
 import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
@@ -46,6 +46,8 @@ export interface SessionManagerOptions {
   ownPort?: () => number | undefined;
   /** Most tabs a session may have open at once. */
   maxTabsPerSession?: number;
+  /** What this node registers with its lease for the other nodes (its capacity; its address once checked). */
+  nodeInfo?: NodeInfo;
 }
 
 /**
@@ -118,9 +120,11 @@ export class SessionManager {
     reclaims: 0,
   };
   private closed = false;
+  private nodeInfo: NodeInfo;
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
+    this.nodeInfo = { ...options.nodeInfo };
     options.pool.onBrowserLost((browser) => {
       for (const session of this.live.values()) {
         if (session.cdp.browser === browser) void this.end(session.id, "browser lost");
@@ -159,7 +163,7 @@ export class SessionManager {
    */
   async holdLease(): Promise<void> {
     const { store, nodeId, nodeLeaseMs, log } = this.options;
-    await store.registerNode(nodeId, nodeLeaseMs);
+    await store.registerNode(nodeId, nodeLeaseMs, this.nodeInfo);
     log.info({ nodeId, leaseMs: nodeLeaseMs }, "holding this node's lease on its sessions");
     const intervalMs = Math.max(100, Math.floor(nodeLeaseMs / 3));
     const schedule = (due: number) => {
@@ -186,6 +190,24 @@ export class SessionManager {
         });
     }, intervalMs);
     this.reclaimer.unref();
+  }
+
+  /**
+   * Registers more about this node with its lease (the cluster's advertised address, once it was
+   * checked to reach this node): from now on the other nodes forward to it and place sessions on it.
+   */
+  async advertise(info: NodeInfo): Promise<void> {
+    this.nodeInfo = { ...this.nodeInfo, ...info };
+    await this.options.store.registerNode(this.options.nodeId, this.options.nodeLeaseMs, this.nodeInfo);
+  }
+
+  /** Tells the other nodes that this one takes no new sessions (it is stopping). */
+  async drain(): Promise<void> {
+    await this.options.store
+      .setNodeDraining(this.options.nodeId)
+      .catch((error: unknown) =>
+        this.options.log.warn({ err: error }, "could not mark this node as draining"),
+      );
   }
 
   /** One renewal of the lease, due at `due` (performance.now() time). */
@@ -228,6 +250,9 @@ export class SessionManager {
     const { store, nodeId, nodeLeaseMs, log } = this.options;
     const running = [...this.live.keys()];
     const reclaimed = await store.resumeNode(nodeId, nodeLeaseMs, running);
+    // A reclaim may have forgotten the node's row: what the others need to know of it goes back.
+    if (this.nodeInfo.advertiseUrl !== undefined || this.nodeInfo.maxSessions !== undefined)
+      await store.registerNode(nodeId, nodeLeaseMs, this.nodeInfo);
     if (reclaimed.length === 0) {
       log.warn(
         { nodeId, sessions: running.length },
@@ -451,7 +476,7 @@ export class SessionManager {
       await this.options.store.reclaimLapsedNodes({ except: this.options.nodeId });
       if ((await this.options.store.getSession(record.id))?.status === "active")
         throw sessionElsewhere(record.id, record.nodeId);
-      throw sessionEnded(record.id);
+      throw sessionEnded(record.id, "node lost");
     } else if (record.nodeId === undefined && this.options.sharedStore) {
       throw sessionElsewhere(record.id);
     }

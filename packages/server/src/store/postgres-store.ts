@@ -9,6 +9,7 @@ import { groupIntoPages } from "./replay.ts";
 import {
   actionFromRow,
   actionRowValues,
+  clusterNodeFromRow,
   keyFromRow,
   mergeDailyTotals,
   recordedAction,
@@ -17,12 +18,15 @@ import {
   toJsonText,
 } from "./rows.ts";
 import type {
+  AdmissionRefusal,
+  ClusterNode,
   CreatedKey,
   DailyTotals,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
   NewSession,
+  NodeInfo,
   RecordedAction,
   ReplayResult,
   ScreenshotInfo,
@@ -339,12 +343,89 @@ export class PostgresStore implements Store {
     }
   }
 
-  async registerNode(nodeId: string, ttlMs: number): Promise<void> {
+  async registerNode(nodeId: string, ttlMs: number, info: NodeInfo = {}): Promise<void> {
     await this.leasePool.query(
-      `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2)
-       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
-      [nodeId, Math.round(ttlMs)],
+      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions)
+       VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at,
+         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions, draining = false`,
+      [nodeId, Math.round(ttlMs), info.advertiseUrl ?? null, info.maxSessions ?? null],
     );
+  }
+
+  async getNode(nodeId: string): Promise<ClusterNode | null> {
+    const [row] = await this.rows(
+      `SELECT nodes.*, lease_expires_at >= ${DB_NOW} AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE id = $1`,
+      [nodeId],
+    );
+    return row ? clusterNodeFromRow(row) : null;
+  }
+
+  async listLiveNodes(): Promise<ClusterNode[]> {
+    const rows = await this.rows(
+      `SELECT nodes.*, true AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE lease_expires_at >= ${DB_NOW} ORDER BY id`,
+    );
+    return rows.map(clusterNodeFromRow);
+  }
+
+  async setNodeDraining(nodeId: string): Promise<void> {
+    await this.pool.query("UPDATE nodes SET draining = true WHERE id = $1", [nodeId]);
+  }
+
+  async admitSession(
+    input: NewSession,
+    limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
+  ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      // Every node's admissions, one at a time: count and insert see the same table.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('deckhand-admission:' || current_schema()))");
+      const count = async (where: string, value: string | null) =>
+        Number(
+          (
+            await client.query(
+              `SELECT COUNT(*) AS n FROM sessions WHERE status = 'active' ${where}`,
+              value === null ? [] : [value],
+            )
+          ).rows[0]?.n ?? 0,
+        );
+      const onNode = limits.perNode
+        ? await count("AND node_id = $1", input.nodeId ?? "")
+        : await count("", null);
+      let refused: AdmissionRefusal | undefined;
+      if (onNode >= limits.maxSessions) refused = "node";
+      else if ((await count("AND project_id = $1", input.projectId)) >= limits.maxPerProject)
+        refused = "project";
+      if (refused) {
+        await client.query("ROLLBACK");
+        return { refused };
+      }
+      const { rows } = await client.query(
+        `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at, node_id)
+         VALUES ($1, $2, $3, $4::json, $5, 'active', $6, $6, $7) RETURNING *`,
+        [
+          input.id ?? randomUUID(),
+          input.projectId,
+          input.keyId,
+          toJsonText(input.params ?? {}, "Session params"),
+          input.clientLanguage ?? null,
+          input.createdAt ?? Date.now(),
+          input.nodeId ?? null,
+        ],
+      );
+      await client.query("COMMIT");
+      return { session: sessionFromRow(rows[0]!) };
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {

@@ -3,6 +3,7 @@
 
 import { prepareAction, type StoredAction, toReplayAction } from "./replay.ts";
 import type {
+  ClusterNode,
   DailyTotals,
   KeyInfo,
   NewReplayAction,
@@ -97,6 +98,21 @@ export function mergeDailyTotals(sessionDays: readonly Row[], stepDays: readonly
     totals.cacheHits = num(row.cache_hits ?? 0);
   }
   return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+}
+
+export function clusterNodeFromRow(row: Row): ClusterNode {
+  const node: ClusterNode = {
+    id: String(row.id),
+    // SQLite answers 0/1, PostgreSQL booleans.
+    live: Boolean(row.live),
+    draining: Boolean(row.draining),
+    activeSessions: num(row.active_sessions ?? 0),
+  };
+  if (row.advertise_url !== null && row.advertise_url !== undefined)
+    node.advertiseUrl = String(row.advertise_url);
+  const max = optionalNum(row.max_sessions);
+  if (max !== null) node.maxSessions = max;
+  return node;
 }
 
 export function actionFromRow(row: Row): StoredAction {

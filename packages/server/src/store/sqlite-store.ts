@@ -13,6 +13,7 @@ import { groupIntoPages } from "./replay.ts";
 import {
   actionFromRow,
   actionRowValues,
+  clusterNodeFromRow,
   json,
   keyFromRow,
   mergeDailyTotals,
@@ -22,12 +23,15 @@ import {
   toJsonText,
 } from "./rows.ts";
 import type {
+  AdmissionRefusal,
+  ClusterNode,
   CreatedKey,
   DailyTotals,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
   NewSession,
+  NodeInfo,
   RecordedAction,
   ReplayResult,
   ScreenshotInfo,
@@ -265,15 +269,58 @@ export class SqliteStore implements Store {
     return mergeDailyTotals(sessionDays, stepDays);
   }
 
-  async registerNode(nodeId: string, ttlMs: number): Promise<void> {
+  async registerNode(nodeId: string, ttlMs: number, info: NodeInfo = {}): Promise<void> {
     const now = Date.now();
     this.run(
-      `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES (?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
+      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at,
+         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions, draining = 0`,
       nodeId,
       now,
       now + ttlMs,
+      info.advertiseUrl ?? null,
+      info.maxSessions ?? null,
     );
+  }
+
+  async getNode(nodeId: string): Promise<ClusterNode | null> {
+    const row = this.get(
+      `SELECT nodes.*, lease_expires_at >= ? AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE id = ?`,
+      Date.now(),
+      nodeId,
+    );
+    return row ? clusterNodeFromRow(row) : null;
+  }
+
+  async listLiveNodes(): Promise<ClusterNode[]> {
+    return this.all(
+      `SELECT nodes.*, 1 AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE lease_expires_at >= ? ORDER BY id`,
+      Date.now(),
+    ).map(clusterNodeFromRow);
+  }
+
+  async setNodeDraining(nodeId: string): Promise<void> {
+    this.run("UPDATE nodes SET draining = 1 WHERE id = ?", nodeId);
+  }
+
+  async admitSession(
+    input: NewSession,
+    limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
+  ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }> {
+    // node:sqlite is synchronous: nothing runs between the counts and the insert in this process,
+    // and the insert is the only write (another process's writes wait for the database's lock).
+    const count = (where: string, ...params: SQLInputValue[]) =>
+      Number(
+        this.get(`SELECT COUNT(*) AS n FROM sessions WHERE status = 'active' ${where}`, ...params)?.n ?? 0,
+      );
+    const onNode = limits.perNode ? count("AND node_id IS ?", input.nodeId ?? null) : count("");
+    if (onNode >= limits.maxSessions) return { refused: "node" };
+    if (count("AND project_id = ?", input.projectId) >= limits.maxPerProject) return { refused: "project" };
+    return { session: await this.createSession(input) };
   }
 
   async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {

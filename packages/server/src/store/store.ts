@@ -66,6 +66,31 @@ export interface NewSession {
   nodeId?: string;
 }
 
+/** What a node tells the others about itself when it takes its lease (cluster mode). */
+export interface NodeInfo {
+  /** Where the other nodes reach it (`--advertise-url`): requests for its sessions are forwarded there. */
+  advertiseUrl?: string;
+  /** Its `--max-sessions`: placement reads its free capacity from this and the session table. */
+  maxSessions?: number;
+}
+
+/** A node as the others see it in the store. */
+export interface ClusterNode {
+  id: string;
+  /** Absent: the node cannot be forwarded to (it runs without --advertise-url). */
+  advertiseUrl?: string;
+  maxSessions?: number;
+  /** Whether its lease is live. */
+  live: boolean;
+  /** It is stopping (SIGTERM): it takes no new sessions. */
+  draining: boolean;
+  /** Its active sessions, from the session table. */
+  activeSessions: number;
+}
+
+/** Why admitSession refused a new session. */
+export type AdmissionRefusal = "node" | "project";
+
 /** Spec 2.6 (the library's ReplayTokenUsage). */
 export type TokenUsage = ReplayTokenUsage;
 
@@ -176,8 +201,28 @@ export interface Store {
   // Times are the database's own clock where it has one (PostgreSQL), so that nodes whose clocks
   // disagree still agree on when a lease lapsed.
 
-  /** Takes the lease of a service node for `ttlMs` from now (again, if it had lapsed). */
-  registerNode(nodeId: string, ttlMs: number): Promise<void>;
+  /**
+   * Takes the lease of a service node for `ttlMs` from now (again, if it had lapsed), with what the
+   * other nodes need to know of it (its address, its capacity).
+   */
+  registerNode(nodeId: string, ttlMs: number, info?: NodeInfo): Promise<void>;
+  /** A node by id (lapsed ones too, until a reclaim forgets them), with its active sessions counted. */
+  getNode(nodeId: string): Promise<ClusterNode | null>;
+  /** The nodes whose lease is live, with their active sessions counted (placement reads this). */
+  listLiveNodes(): Promise<ClusterNode[]>;
+  /** Marks a node as stopping: placement sends it nothing new. */
+  setNodeDraining(nodeId: string): Promise<void>;
+  /**
+   * Creates the session if fewer than `maxSessions` are active (on `input.nodeId` alone when
+   * `perNode`, the cluster's placement; in the whole store otherwise) and the project has fewer than
+   * `maxPerProject` active across every node; otherwise says which limit is reached. Count and
+   * insert are one step for every node of the store (a transaction under a lock on PostgreSQL), so
+   * concurrent starts on several nodes cannot all take the last place.
+   */
+  admitSession(
+    input: NewSession,
+    limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
+  ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }>;
   /**
    * Extends a live lease to `ttlMs` from now. False when it had lapsed or is unknown (another node
    * may have ended its sessions already): the node must let go of every session it runs.
