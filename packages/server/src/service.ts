@@ -117,6 +117,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     sessionStates: () => sessionStates(sessions),
     // The lease's renewals (SessionManager.leaseStats).
     leaseStats: () => sessions.leaseStats(),
+    browserPool: () => sessions.pool.stats(),
   });
   const handlers = createSessionHandlers({
     metrics,
@@ -171,5 +172,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     all: !sharedStore,
     intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
   });
+  // Warm browsers launch in the background: the service answers before they are up.
+  sessions.pool.warmUp();
   return { app: service, sessions, metrics };
 }

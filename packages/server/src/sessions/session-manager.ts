@@ -16,7 +16,7 @@ import { ApiError, sessionElsewhere, sessionEnded } from "../errors.ts";
 import { ANYWHERE, type EgressPolicy } from "../policy/egress.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
-import type { BrowserPool } from "./browser-pool.ts";
+import type { BrowserPool, PoolCapacity } from "./browser-pool.ts";
 import { attachCdpUrl, CdpUrlUnreachable } from "./cdp-url.ts";
 import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
 import { planSession } from "./start-options.ts";
@@ -138,6 +138,17 @@ export class SessionManager {
 
   get nodeId(): string {
     return this.options.nodeId;
+  }
+
+  /**
+   * How many more sessions this node's browsers can take now, for `projectId` (or a project with
+   * no browser here), and how many of them start without a browser launch (warm browsers, room in
+   * the project's own): BrowserPool.freeCapacity. The session limits (--max-sessions, per
+   * project) are the caller's to apply on top, from the store's counts.
+   */
+  freeCapacity(projectId?: string): PoolCapacity {
+    if (this.closed) return { sessions: 0, withoutLaunch: 0 };
+    return this.options.pool.freeCapacity(projectId);
   }
 
   /** How the renewals of this node's lease went (for metrics): a copy. */
