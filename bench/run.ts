@@ -22,6 +22,7 @@ import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
+import { sessionStartSuite } from "./session-start.ts";
 import { sloppySuite } from "./sloppy.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { soakSuite } from "./soak.ts";
@@ -42,6 +43,7 @@ const SUITES: Suite[] = [
   opsSuite,
   remoteSuite,
   isolationSuite,
+  sessionStartSuite,
   schemaSuite,
   cuaSuite,
   viewerSuite,

@@ -36,6 +36,8 @@ export interface MetricsSources {
   eventLoop?: EventLoopLag;
   /** The browser pool's browsers, warm and assigned (BrowserPool.stats). */
   browserPool?: () => BrowserPoolStats;
+  /** Spare browser contexts waiting for a project's next session (SessionManager.spareContexts). */
+  spareContexts?: () => number;
 }
 
 /** Seconds; from 10 ms (a navigate to a cached page) to 3 minutes (the default operation timeout). */
@@ -170,6 +172,16 @@ export class ServiceMetrics implements ConnectionEvents {
         if (!stats) return;
         this.inc({ source: "warm" }, stats.warmTaken);
         this.inc({ source: "cold" }, stats.coldLaunches);
+      },
+    });
+    new Gauge({
+      name: "deckhand_spare_contexts",
+      help:
+        "Browser contexts made ahead, each with its page open, in projects' browsers for their next session " +
+        "there (one per browser at most).",
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.sources.spareContexts?.() ?? 0);
       },
     });
     new Counter({

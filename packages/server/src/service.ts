@@ -94,11 +94,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const address = app?.server.address();
     return typeof address === "object" && address ? address.port : undefined;
   };
+  const pool = new BrowserPool(options.browsers);
   const sessions = new SessionManager({
     nodeId,
     nodeLeaseMs: options.nodeLeaseMs ?? DEFAULT_NODE_LEASE_MS,
     store: options.store,
-    pool: new BrowserPool(options.browsers),
+    pool,
     log: logger,
     idleTimeoutMs,
     serverCache: options.serverCache ?? true,
@@ -107,6 +108,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
     ...(options.maxTabsPerSession !== undefined ? { maxTabsPerSession: options.maxTabsPerSession } : {}),
     ownPort,
+    // Warm browsers make a project's first session fast; a spare context in each of its browsers
+    // makes its next ones fast. --warm-browsers 0 turns both off (every start as before).
+    // Under --isolation session a browser has one session only: a spare would never be used.
+    spareContexts: pool.warmTarget > 0 && pool.isolation === "project",
   });
   const screenshots =
     options.screenshots?.enabled === false
@@ -118,6 +123,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // The lease's renewals (SessionManager.leaseStats).
     leaseStats: () => sessions.leaseStats(),
     browserPool: () => sessions.pool.stats(),
+    spareContexts: () => sessions.spareContexts(),
   });
   const handlers = createSessionHandlers({
     metrics,

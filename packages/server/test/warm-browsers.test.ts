@@ -6,6 +6,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { liveChromeProcesses } from "@deckhand/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  browserContextsOf,
+  cdpCall,
   eventually,
   type Fixtures,
   type LiveService,
@@ -133,6 +135,43 @@ describe("--warm-browsers 1, --isolation project", () => {
     await ok(await svc.op(id, "end", {}, { key }));
   });
 
+  it("starts a project's next session in a spare context made ahead: fresh, and unseen by the other sessions", async () => {
+    const sessions = svc.service.sessions;
+    const a1 = await svc.start();
+    const first = sessions.get(a1)!.cdp;
+    // The manager's own count: the spare is made after a1 started, in a1's browser.
+    await eventually(() => sessions.spareContexts() === 1, 5000, "a spare context in project A's browser");
+    const spare = (await browserContextsOf(first)).filter((id) => id !== first.contextId);
+    expect(spare).toHaveLength(1);
+    await ok(await svc.op(a1, "navigate", { url: fx.site.url("set-cookie?name=first&value=a1-only") }));
+
+    // a1's CDP client (its proxy) sees one page, its own, though the browser holds the spare's too.
+    const proxy = `${svc.url.replace("http:", "ws:")}/v1/sessions/${a1}/cdp`;
+    const seen = await cdpCall<{ targetInfos: { type: string }[] }>(
+      proxy,
+      "Target.getTargets",
+      {},
+      {
+        "x-platform-api-key": svc.key.key,
+      },
+    );
+    expect(seen.targetInfos.filter((t) => t.type === "page")).toHaveLength(1);
+    const all = (await first.browser.connection.root.send("Target.getTargets")).targetInfos;
+    expect(all.filter((t) => t.type === "page" && t.browserContextId === spare[0])).toHaveLength(1);
+
+    const a2 = await svc.start();
+    expect(sessions.get(a2)!.cdp.contextId).toBe(spare[0]);
+    expect(sessions.get(a2)!.cdp.browser).toBe(first.browser);
+    // Fresh: nothing of a1's (its cookie), and it works like any session.
+    await ok(await svc.op(a2, "navigate", { url: fx.site.url("echo-cookies") }));
+    const read = await ok<{ result: { pageText: string } }>(await svc.op(a2, "extract", {}));
+    expect(read.result.pageText).not.toContain("a1-only");
+    expect(sessions.get(a2)!.dh.context.pages()).toHaveLength(1);
+    // And another spare is made for the session after.
+    await eventually(() => sessions.spareContexts() === 1, 5000, "the next spare context");
+    for (const id of [a1, a2]) await ok(await svc.op(id, "end"));
+  });
+
   it("counts warm browsers as free capacity", async () => {
     const pool = svc.service.sessions.pool;
     await pool.whenWarm();
@@ -205,6 +244,10 @@ describe("shutdown and --warm-browsers 0", () => {
       const id = await svc.start();
       expect(pool.stats()).toMatchObject({ warmTaken: 0, coldLaunches: 1, warm: 0, warming: 0 });
       await works(svc, id, svc.key.key);
+      // No spare context either: the browser holds the session's context only.
+      const { cdp } = svc.service.sessions.get(id)!;
+      expect(await browserContextsOf(cdp)).toEqual([cdp.contextId]);
+      expect(svc.service.sessions.spareContexts()).toBe(0);
       await ok(await svc.op(id, "end"));
     } finally {
       await svc.close();

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { type Browser, Deckhand } from "deckhand";
+import { type Browser, type Context, Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { SessionActionCache } from "../cache/session-action-cache.ts";
 import { DEFAULT_MAX_TABS_PER_SESSION } from "../defaults.ts";
@@ -46,6 +46,19 @@ export interface SessionManagerOptions {
   ownPort?: () => number | undefined;
   /** Most tabs a session may have open at once. */
   maxTabsPerSession?: number;
+  /**
+   * Keep a spare browser context, with its first page open, in each pool browser a session was
+   * just started in, for the next session of the same tenant there (see takeSpare). Default false;
+   * the service turns it on with warm browsers (--warm-browsers above 0).
+   */
+  spareContexts?: boolean;
+}
+
+/** A context made ahead for a tenant's next session in the same browser, and the settings it was made with. */
+interface Spare {
+  context: Context;
+  /** The session start's context settings (planSession), as JSON: a spare serves only the same. */
+  settings: string;
 }
 
 /**
@@ -118,6 +131,11 @@ export class SessionManager {
     reclaims: 0,
   };
   private closed = false;
+  /** At most one spare context per pool browser, made or being made (see takeSpare). */
+  private readonly spares = new Map<
+    Browser,
+    { made: Promise<Spare | undefined>; ready: boolean; forget: () => void }
+  >();
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
@@ -146,6 +164,13 @@ export class SessionManager {
    * the project's own): BrowserPool.freeCapacity. The session limits (--max-sessions, per
    * project) are the caller's to apply on top, from the store's counts.
    */
+  /** Spare contexts made and waiting in pool browsers (see takeSpare), for metrics and tests. */
+  spareContexts(): number {
+    let ready = 0;
+    for (const entry of this.spares.values()) if (entry.ready) ready++;
+    return ready;
+  }
+
   freeCapacity(projectId?: string): PoolCapacity {
     if (this.closed) return { sessions: 0, withoutLaunch: 0 };
     return this.options.pool.freeCapacity(projectId);
@@ -346,8 +371,10 @@ export class SessionManager {
         cdp = { browser: ownBrowser, contextId: undefined };
       } else {
         lease = await this.options.pool.acquire(record.projectId);
+        const settings = JSON.stringify(plan.context);
         try {
-          const context = await lease.browser.newContext(plan.context);
+          const context =
+            (await this.takeSpare(lease.browser, settings)) ?? (await lease.browser.newContext(plan.context));
           // Downloads land in the session's own directory (not the service user's ~/Downloads).
           await lease.browser.connection.root.send("Browser.setDownloadBehavior", {
             behavior: "allow",
@@ -358,6 +385,7 @@ export class SessionManager {
           // init() disposes of the context itself when it fails.
           await dh.init();
           cdp = { browser: lease.browser, contextId: context.id };
+          this.prepareSpare(lease.browser, plan.context, settings);
         } catch (error) {
           lease.release();
           throw error;
@@ -400,6 +428,71 @@ export class SessionManager {
       await this.removeEmptyRoot();
     }
     return session;
+  }
+
+  /**
+   * The spare context of this pool browser, when it was made with the same settings and is still
+   * whole (its one page open), for a session about to start there; undefined otherwise (a spare
+   * that does not fit is disposed of). Most of a session's start is its first page: a renderer
+   * process starts, and the page is set up over several round trips. A spare has done that ahead,
+   * so a tenant's further session in a browser it already has starts in milliseconds.
+   *
+   * A spare is made only in a browser of the tenant whose session just started there (the pool
+   * gives a browser to one tenant only), holds nothing but a blank page the service opened, and is
+   * out of reach of CDP clients (each is held to its own session's context). It goes with its
+   * browser.
+   */
+  private async takeSpare(browser: Browser, settings: string): Promise<Context | undefined> {
+    const entry = this.spares.get(browser);
+    if (!entry) return undefined;
+    this.spares.delete(browser);
+    entry.forget();
+    // Being made already: waiting for it is still sooner than making another.
+    const spare = await entry.made;
+    if (!spare) return undefined;
+    const pages = spare.context.pages();
+    if (
+      spare.settings === settings &&
+      browser.isConnected() &&
+      pages.length === 1 &&
+      !pages[0]!.isClosed() &&
+      spare.context.activePage() === pages[0]
+    )
+      return spare.context;
+    await spare.context.close().catch(() => undefined);
+    return undefined;
+  }
+
+  /** Makes a spare context in `browser` for its tenant's next session, unless it has one. */
+  private prepareSpare(
+    browser: Browser,
+    options: Parameters<Browser["newContext"]>[0],
+    settings: string,
+  ): void {
+    if (!this.options.spareContexts || this.closed || this.spares.has(browser) || !browser.isConnected())
+      return;
+    const entry: { made: Promise<Spare | undefined>; ready: boolean; forget: () => void } = {
+      made: Promise.resolve(undefined),
+      ready: false,
+      forget: () => {},
+    };
+    entry.made = (async (): Promise<Spare | undefined> => {
+      let context: Context | undefined;
+      try {
+        context = await browser.newContext(options);
+        await context.newPage();
+        entry.ready = true;
+        return { context, settings };
+      } catch {
+        await context?.close().catch(() => undefined);
+        return undefined;
+      }
+    })();
+    // A browser that closes takes its spare with it; only the entry is left to forget.
+    entry.forget = browser.onDisconnected(() => {
+      if (this.spares.get(browser) === entry) this.spares.delete(browser);
+    });
+    this.spares.set(browser, entry);
   }
 
   /**
