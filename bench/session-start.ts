@@ -6,8 +6,9 @@
 //   --warm-browsers 1; each start waits for the service's own signal, /metrics
 //   deckhand_browsers{state="warm"}, that the pool has refilled) and cold (--warm-browsers 0: a
 //   browser launches for it);
-// - a further session of a project that has one running (its browser is there: a new context and
-//   page, or the spare context made after the previous start), one after another;
+// - a further session of a project that has one running (its browser is there: the spare context
+//   made after the previous start, or a new context and page), started once that spare is ready
+//   (/metrics deckhand_spare_contexts), and back to back (each sent when the previous answered);
 // - 20 starts at once of one project new to the node (three browsers of 8 sessions: the warm one,
 //   then launches), warm and cold.
 //
@@ -56,29 +57,37 @@ async function end(service: ServiceProcess, key: string, id: string): Promise<vo
 async function metric(service: ServiceProcess, sample: string): Promise<number> {
   // Printed just after the "listening on" line startServiceProcess waits for.
   const deadline = Date.now() + 30_000;
-  let url: string | undefined;
-  while (!(url = /metrics on (http:\/\/\S+)/.exec(service.stdout())?.[1])) {
+  const address = () => /metrics on (http:\/\/\S+)/.exec(service.stdout())?.[1];
+  while (!address()) {
     if (Date.now() > deadline) throw new Error("the service printed no metrics address");
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+  const url = address()!;
   const text = await (await fetch(url)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${sample} `));
   return line === undefined ? Number.NaN : Number(line.slice(sample.length + 1));
 }
 
-/** Until the pool holds `count` warm browsers: the service's own signal, polled. */
-async function untilWarm(service: ServiceProcess, count: number): Promise<void> {
+/** Until the sample reaches `count`: the service's own signal, polled. */
+async function until(service: ServiceProcess, sample: string, count: number): Promise<void> {
   const deadline = Date.now() + 120_000;
-  while ((await metric(service, 'deckhand_browsers{state="warm"}')) < count) {
-    if (Date.now() > deadline) throw new Error(`the service did not get ${count} warm browsers in 120 s`);
+  while ((await metric(service, sample)) < count) {
+    if (Date.now() > deadline) throw new Error(`${sample} did not reach ${count} in 120 s`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
+/** Until the pool holds `count` warm browsers. */
+const untilWarm = (service: ServiceProcess, count: number) =>
+  until(service, 'deckhand_browsers{state="warm"}', count);
+
 interface Mode {
   warm: boolean;
   first: Summary;
+  /** Same project, each start once the previous one's spare context is ready (warm) or 300 ms after it (cold). */
   same: Summary;
+  /** Same project, each start sent as soon as the previous one answered. */
+  backToBack: Summary;
   burst: Summary;
   burstWallMs: number;
   /** deckhand_browser_assignments_total by source at the end. */
@@ -114,14 +123,25 @@ async function runMode(ctx: SuiteContext, warm: boolean): Promise<Mode> {
 
     const project = keys[firsts]!;
     if (warm) await untilWarm(service, 1);
-    const held = [await start(service, project)];
+    const held = await start(service, project);
     const sameMs: number[] = [];
     for (let i = 0; i < sames; i++) {
+      // A client that starts sessions as it needs them: the spare made after the previous start is
+      // ready (the service's gauge). Without warm browsers there is none to wait for: a pause alike.
+      if (warm) await until(service, "deckhand_spare_contexts", 1);
+      else await new Promise((resolve) => setTimeout(resolve, 300));
       const started = await start(service, project);
       sameMs.push(started.ms);
-      held.push(started);
+      // Ended at once: the project keeps one session, in one browser (8 sessions fit).
+      await end(service, project, started.id);
     }
-    for (const s of held) await end(service, project, s.id);
+    const backToBackMs: number[] = [];
+    for (let i = 0; i < sames; i++) {
+      const started = await start(service, project);
+      backToBackMs.push(started.ms);
+      await end(service, project, started.id);
+    }
+    await end(service, project, held.id);
 
     const burstKey = keys[firsts + 1]!;
     if (warm) await untilWarm(service, 1);
@@ -135,6 +155,7 @@ async function runMode(ctx: SuiteContext, warm: boolean): Promise<Mode> {
       warm,
       first: summarize(firstMs),
       same: summarize(sameMs),
+      backToBack: summarize(backToBackMs),
       burst: summarize(burst.map((s) => s.ms)),
       burstWallMs,
       fromWarm: await metric(service, 'deckhand_browser_assignments_total{source="warm"}'),
@@ -177,6 +198,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       "--warm-browsers",
       "first of a project",
       "same project",
+      "same, back to back",
       `${BURST} at once p50`,
       `${BURST} at once p95`,
       `${BURST} at once wall`,
@@ -186,6 +208,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       m.warm ? "1 (default)" : "0",
       `${fmtMs(m.first.median)} / ${fmtMs(m.first.p95)} / ${fmtMs(m.first.max)}`,
       `${fmtMs(m.same.median)} / ${fmtMs(m.same.p95)} / ${fmtMs(m.same.max)}`,
+      `${fmtMs(m.backToBack.median)} / ${fmtMs(m.backToBack.p95)} / ${fmtMs(m.backToBack.max)}`,
       fmtMs(m.burst.median),
       fmtMs(m.burst.p95),
       fmtMs(m.burstWallMs),
@@ -193,7 +216,9 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
     ]),
     notes: [
       `first: ${warm.first.n} projects, each new to the node (with warm browsers, started once the pool has refilled);`,
-      `  same: ${warm.same.n} starts one after another of a project with a session running; at once: ${BURST} starts of`,
+      `  same: ${warm.same.n} starts of a project with a session running, each once the spare context made after the`,
+      "  previous start is ready (deckhand_spare_contexts; 300 ms apart without warm browsers), each ended after it;",
+      `  back to back: as many, each sent when the previous answered (its spare still being made); at once: ${BURST} of`,
       "  one new project sent together (3 browsers of 8 sessions). --warm-browsers 0 also turns the spare contexts off.",
       `  A warm browser saves ${fmtMs(cold.first.median - warm.first.median)} ms on a project's first session here.`,
     ],
