@@ -3,9 +3,9 @@
 // from request to answer:
 //
 // - a project's first session on this node: with a warm browser waiting (the default
-//   --warm-browsers 1; each start waits for the service's own signal, /metrics
-//   deckhand_browsers{state="warm"}, that the pool has refilled) and cold (--warm-browsers 0: a
-//   browser launches for it);
+//   --warm-browsers 1; each start waits for the service's own signals, /metrics
+//   deckhand_browsers{state="warm"} and deckhand_spare_contexts, that the pool has refilled and the
+//   warm browser's spare context is made) and cold (--warm-browsers 0: a browser launches for it);
 // - a further session of a project that has one running (its browser is there: the spare context
 //   made after the previous start, or a new context and page), started once that spare is ready
 //   (/metrics deckhand_spare_contexts), and back to back (each sent when the previous answered);
@@ -77,9 +77,25 @@ async function until(service: ServiceProcess, sample: string, count: number): Pr
   }
 }
 
-/** Until the pool holds `count` warm browsers. */
-const untilWarm = (service: ServiceProcess, count: number) =>
-  until(service, 'deckhand_browsers{state="warm"}', count);
+/**
+ * Until what the service makes ahead is ready: a warm browser, and a spare context in it and in
+ * every project browser (lingering ones of earlier projects included). Its own gauges, polled.
+ */
+async function untilReady(service: ServiceProcess): Promise<void> {
+  await until(service, 'deckhand_browsers{state="warm"}', 1);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const [warm, assigned, spares] = await Promise.all([
+      metric(service, 'deckhand_browsers{state="warm"}'),
+      metric(service, 'deckhand_browsers{state="assigned"}'),
+      metric(service, "deckhand_spare_contexts"),
+    ]);
+    if (warm >= 1 && spares >= warm + assigned) return;
+    if (Date.now() > deadline)
+      throw new Error("the service's warm browser and spare contexts were not ready in 120 s");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 
 interface Mode {
   warm: boolean;
@@ -114,7 +130,7 @@ async function runMode(ctx: SuiteContext, warm: boolean): Promise<Mode> {
     const keys = service.apiKeys;
     const firstMs: number[] = [];
     for (let i = 0; i < firsts; i++) {
-      if (warm) await untilWarm(service, 1);
+      if (warm) await untilReady(service);
       const started = await start(service, keys[i]!);
       service.trackProfiles();
       firstMs.push(started.ms);
@@ -122,13 +138,13 @@ async function runMode(ctx: SuiteContext, warm: boolean): Promise<Mode> {
     }
 
     const project = keys[firsts]!;
-    if (warm) await untilWarm(service, 1);
+    if (warm) await untilReady(service);
     const held = await start(service, project);
     const sameMs: number[] = [];
     for (let i = 0; i < sames; i++) {
       // A client that starts sessions as it needs them: the spare made after the previous start is
       // ready (the service's gauge). Without warm browsers there is none to wait for: a pause alike.
-      if (warm) await until(service, "deckhand_spare_contexts", 1);
+      if (warm) await untilReady(service);
       else await new Promise((resolve) => setTimeout(resolve, 300));
       const started = await start(service, project);
       sameMs.push(started.ms);
@@ -144,7 +160,7 @@ async function runMode(ctx: SuiteContext, warm: boolean): Promise<Mode> {
     await end(service, project, held.id);
 
     const burstKey = keys[firsts + 1]!;
-    if (warm) await untilWarm(service, 1);
+    if (warm) await untilReady(service);
     const began = performance.now();
     const burst = await Promise.all(Array.from({ length: BURST }, () => start(service, burstKey)));
     const burstWallMs = performance.now() - began;

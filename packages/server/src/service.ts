@@ -108,9 +108,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
     ...(options.maxTabsPerSession !== undefined ? { maxTabsPerSession: options.maxTabsPerSession } : {}),
     ownPort,
-    // Warm browsers make a project's first session fast; a spare context in each of its browsers
-    // makes its next ones fast. --warm-browsers 0 turns both off (every start as before).
-    // Under --isolation session a browser has one session only: a spare would never be used.
+    // Warm browsers (each with a spare context) make a project's first session fast; a spare
+    // context in each of its browsers makes its next ones fast. --warm-browsers 0 turns both off
+    // (every start as before). Under --isolation session a browser has one session only: a spare
+    // made after a start would never be used.
     spareContexts: pool.warmTarget > 0 && pool.isolation === "project",
   });
   const screenshots =

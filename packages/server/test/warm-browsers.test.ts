@@ -74,6 +74,8 @@ describe("--warm-browsers 1, --isolation project", () => {
     await pool.whenWarm();
     const [warmA] = pool.warmPids();
     expect(warmA).toBeDefined();
+    // The warm browser holds a spare context (its page open) for the project that takes it.
+    await eventually(() => svc.service.sessions.spareContexts() === 1, 5000, "the warm browser's spare");
     expect(await metric(svc, 'deckhand_browsers{state="warm"}')).toBe(1);
 
     const a1 = await svc.start();
@@ -139,8 +141,13 @@ describe("--warm-browsers 1, --isolation project", () => {
     const sessions = svc.service.sessions;
     const a1 = await svc.start();
     const first = sessions.get(a1)!.cdp;
-    // The manager's own count: the spare is made after a1 started, in a1's browser.
-    await eventually(() => sessions.spareContexts() === 1, 5000, "a spare context in project A's browser");
+    // The spare is made after a1 started, in a1's browser (the warm browser has one of its own).
+    await eventually(
+      async () => (await browserContextsOf(first)).length === 2,
+      5000,
+      "a spare context in project A's browser",
+    );
+    await eventually(() => sessions.spareContexts() === 2, 5000, "the spares to be ready");
     const spare = (await browserContextsOf(first)).filter((id) => id !== first.contextId);
     expect(spare).toHaveLength(1);
     await ok(await svc.op(a1, "navigate", { url: fx.site.url("set-cookie?name=first&value=a1-only") }));
@@ -168,7 +175,7 @@ describe("--warm-browsers 1, --isolation project", () => {
     expect(read.result.pageText).not.toContain("a1-only");
     expect(sessions.get(a2)!.dh.context.pages()).toHaveLength(1);
     // And another spare is made for the session after.
-    await eventually(() => sessions.spareContexts() === 1, 5000, "the next spare context");
+    await eventually(() => sessions.spareContexts() === 2, 5000, "the next spare context");
     for (const id of [a1, a2]) await ok(await svc.op(id, "end"));
   });
 
@@ -203,9 +210,16 @@ describe("--warm-browsers with --isolation session", () => {
       await pool.whenWarm();
       const warm = pool.warmPids();
       expect(warm).toHaveLength(2);
+      // Each warm browser holds a spare context; none is made after a start (no second session
+      // will come to a session's own browser).
+      await eventually(() => svc.service.sessions.spareContexts() === 2, 5000, "the warm browsers' spares");
       const s1 = await svc.start();
       const s2 = await svc.start();
       expect(new Set([browserPid(svc, s1), browserPid(svc, s2)])).toEqual(new Set(warm));
+      for (const id of [s1, s2]) {
+        const { cdp } = svc.service.sessions.get(id)!;
+        expect(await browserContextsOf(cdp)).toEqual([cdp.contextId]);
+      }
       await pool.whenWarm();
       for (const pid of pool.warmPids()) expect(warm).not.toContain(pid);
       for (const id of [s1, s2]) await ok(await svc.op(id, "end"));

@@ -121,6 +121,7 @@ export class BrowserPool {
   private readonly slots = new Set<Slot>();
   private readonly closings = new Set<Promise<void>>();
   private readonly lostHandlers = new Set<(browser: Browser) => void>();
+  private readonly warmHandlers = new Set<(browser: Browser) => void>();
   private closed = false;
   private nextPrivateOwner = 0;
   /** When the latest browser start failed, unless one started since. */
@@ -357,6 +358,12 @@ export class BrowserPool {
     return [...this.warm].flatMap((slot) => (slot.browser?.launched ? [slot.browser.launched.pid] : []));
   }
 
+  /** Called when a warm browser has started (it is no one's yet). */
+  onWarmReady(handler: (browser: Browser) => void): () => void {
+    this.warmHandlers.add(handler);
+    return () => this.warmHandlers.delete(handler);
+  }
+
   /** Called when a browser goes away on its own (crashed, killed): its sessions are lost. */
   onBrowserLost(handler: (browser: Browser) => void): () => void {
     this.lostHandlers.add(handler);
@@ -470,6 +477,7 @@ export class BrowserPool {
         if (this.closed) this.closeSlot(slot);
         else if (this.warm.has(slot)) {
           this.warmFailures = 0;
+          for (const handler of [...this.warmHandlers]) handler(browser);
           this.warmChanged();
         }
       },

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { type Browser, type Context, Deckhand } from "deckhand";
+import { type Browser, type Context, DEFAULT_VIEWPORT, Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { SessionActionCache } from "../cache/session-action-cache.ts";
 import { DEFAULT_MAX_TABS_PER_SESSION } from "../defaults.ts";
@@ -49,7 +49,8 @@ export interface SessionManagerOptions {
   /**
    * Keep a spare browser context, with its first page open, in each pool browser a session was
    * just started in, for the next session of the same tenant there (see takeSpare). Default false;
-   * the service turns it on with warm browsers (--warm-browsers above 0).
+   * the service turns it on with warm browsers (--warm-browsers above 0) under isolation
+   * "project". Warm browsers get one whatever this says (see the constructor).
    */
   spareContexts?: boolean;
 }
@@ -139,6 +140,13 @@ export class SessionManager {
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
+    // A warm browser gets a spare context too, with the settings of a start that gives none (the
+    // library's viewport, no proxy): a project's first session then finds its page open as well.
+    // Made by the service in a browser no one has had: as fresh as the browser.
+    options.pool.onWarmReady((browser) => {
+      const settings: Parameters<Browser["newContext"]>[0] = { viewport: DEFAULT_VIEWPORT };
+      this.prepareSpare(browser, settings, JSON.stringify(settings));
+    });
     options.pool.onBrowserLost((browser) => {
       for (const session of this.live.values()) {
         if (session.cdp.browser === browser) void this.end(session.id, "browser lost");
@@ -385,7 +393,7 @@ export class SessionManager {
           // init() disposes of the context itself when it fails.
           await dh.init();
           cdp = { browser: lease.browser, contextId: context.id };
-          this.prepareSpare(lease.browser, plan.context, settings);
+          if (this.options.spareContexts) this.prepareSpare(lease.browser, plan.context, settings);
         } catch (error) {
           lease.release();
           throw error;
@@ -469,8 +477,7 @@ export class SessionManager {
     options: Parameters<Browser["newContext"]>[0],
     settings: string,
   ): void {
-    if (!this.options.spareContexts || this.closed || this.spares.has(browser) || !browser.isConnected())
-      return;
+    if (this.closed || this.spares.has(browser) || !browser.isConnected()) return;
     const entry: { made: Promise<Spare | undefined>; ready: boolean; forget: () => void } = {
       made: Promise.resolve(undefined),
       ready: false,
