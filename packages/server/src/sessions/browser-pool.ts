@@ -60,7 +60,7 @@ export interface BrowserPoolOptions {
   /**
    * Browsers kept launched and unused, each for the next tenant that needs a browser (default
    * DEFAULT_WARM_BROWSERS; 0: none, every browser is launched when a tenant needs it). At most
-   * `maxBrowsers`, and only in places no tenant's browser takes. They start with warm().
+   * `maxBrowsers`, and only in places no tenant's browser takes. They start with warmUp().
    */
   warmBrowsers?: number;
 }
