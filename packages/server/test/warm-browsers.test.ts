@@ -164,7 +164,30 @@ describe("--warm-browsers 1, --isolation project", () => {
     );
     expect(seen.targetInfos.filter((t) => t.type === "page")).toHaveLength(1);
     const all = (await first.browser.connection.root.send("Target.getTargets")).targetInfos;
-    expect(all.filter((t) => t.type === "page" && t.browserContextId === spare[0])).toHaveLength(1);
+    const sparePages = all.filter((t) => t.type === "page" && t.browserContextId === spare[0]);
+    expect(sparePages).toHaveLength(1);
+    // Nor can it reach into the spare to leave something for the next session: a tab opened
+    // there, or an attach to the spare's page, is refused.
+    const headers = { "x-platform-api-key": svc.key.key };
+    const refused = (sent: Promise<unknown>) =>
+      sent.then(
+        () => "allowed",
+        (error: Error) => error.message,
+      );
+    const created = await refused(
+      cdpCall(proxy, "Target.createTarget", { url: "about:blank", browserContextId: spare[0] }, headers),
+    );
+    expect(created).toContain("names a browser context that is not this session's");
+    const attached = await refused(
+      cdpCall(proxy, "Target.attachToTarget", { targetId: sparePages[0]!.targetId, flatten: true }, headers),
+    );
+    // The proxy answers as if the spare's page did not exist.
+    expect(attached).toContain("No target with given id found");
+    expect(
+      (await first.browser.connection.root.send("Target.getTargets")).targetInfos.filter(
+        (t) => t.type === "page" && t.browserContextId === spare[0],
+      ),
+    ).toHaveLength(1);
 
     const a2 = await svc.start();
     expect(sessions.get(a2)!.cdp.contextId).toBe(spare[0]);
