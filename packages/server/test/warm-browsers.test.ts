@@ -38,6 +38,15 @@ function alive(pid: number): boolean {
   }
 }
 
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The profile directories of this service's running Chromium processes. */
 function profileDirs(svc: LiveService): string[] {
   return liveChromeProcesses(svc.marker).flatMap((chrome) => {
@@ -120,12 +129,23 @@ describe("--warm-browsers 1, --isolation project", () => {
     const pool = svc.service.sessions.pool;
     await pool.whenWarm();
     const [dead] = pool.warmPids();
+    // The pid the pool knows may be a launcher (Debian's chromium script) with Chromium under it:
+    // the browser process itself is the one that crashes.
+    const chromium = liveChromeProcesses(svc.marker).find(
+      (chrome) => chrome.pid === dead || parentOf(chrome.pid) === dead,
+    );
+    const profile = chromium?.args
+      .find((arg) => arg.startsWith("--user-data-dir="))
+      ?.slice("--user-data-dir=".length);
+    expect(profile && existsSync(profile)).toBe(true);
     const lostBefore = pool.stats().warmLost;
-    process.kill(dead!, "SIGKILL");
+    process.kill(chromium!.pid, "SIGKILL");
     // The pool's own signal: it counts the loss, then launches a replacement.
     await eventually(() => pool.stats().warmLost === lostBefore + 1, 5000, "the pool to notice the loss");
     expect(await metric(svc, "deckhand_warm_browsers_lost_total")).toBe(lostBefore + 1);
     expect(pool.warmPids()).not.toContain(dead);
+    // Its helper processes (no longer its children) are killed, and its profile removed.
+    await eventually(() => !existsSync(profile!), 5000, "the dead browser's profile to be removed");
     await pool.whenWarm();
     const [replacement] = pool.warmPids();
     expect(replacement).not.toBe(dead);
