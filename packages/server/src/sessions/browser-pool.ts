@@ -470,8 +470,9 @@ export class BrowserPool {
         this.launchFailedAt = undefined;
         slot.browser = browser;
         browser.onDisconnected(() => this.disconnected(slot, browser));
-        // A browser process killed on its own can leave its pipe open (its child processes hold
-        // it): its exit is the sure sign that it is gone.
+        // A browser killed by someone else can leave its pipe open (on Debian the launched
+        // process is the launcher script, which holds the pipe too): the launched process's exit
+        // is the sure sign that it is gone.
         void browser.launched?.exited.then(() => this.disconnected(slot, browser));
         // The pool closed while this browser was starting.
         if (this.closed) this.closeSlot(slot);
