@@ -166,12 +166,6 @@ export class SessionManager {
     return this.options.nodeId;
   }
 
-  /**
-   * How many more sessions this node's browsers can take now, for `projectId` (or a project with
-   * no browser here), and how many of them start without a browser launch (warm browsers, room in
-   * the project's own): BrowserPool.freeCapacity. The session limits (--max-sessions, per
-   * project) are the caller's to apply on top, from the store's counts.
-   */
   /** Spare contexts made and waiting in pool browsers (see takeSpare), for metrics and tests. */
   spareContexts(): number {
     let ready = 0;
@@ -179,6 +173,12 @@ export class SessionManager {
     return ready;
   }
 
+  /**
+   * How many more sessions this node's browsers can take now, for `projectId` (or a project with
+   * no browser here), and how many of them start without a browser launch (warm browsers, room in
+   * the project's own): BrowserPool.freeCapacity. The session limits (--max-sessions, per
+   * project) are the caller's to apply on top, from the store's counts.
+   */
   freeCapacity(projectId?: string): PoolCapacity {
     if (this.closed) return { sessions: 0, withoutLaunch: 0 };
     return this.options.pool.freeCapacity(projectId);
@@ -445,10 +445,10 @@ export class SessionManager {
    * process starts, and the page is set up over several round trips. A spare has done that ahead,
    * so a tenant's further session in a browser it already has starts in milliseconds.
    *
-   * A spare is made only in a browser of the tenant whose session just started there (the pool
-   * gives a browser to one tenant only), holds nothing but a blank page the service opened, and is
-   * out of reach of CDP clients (each is held to its own session's context). It goes with its
-   * browser.
+   * A spare is made only in a warm browser (no one's yet) or in a browser of the tenant whose
+   * session just started there (the pool gives a browser to one tenant only, and never back),
+   * holds nothing but a blank page the service opened, and is out of reach of CDP clients (each is
+   * held to its own session's context). It goes with its browser.
    */
   private async takeSpare(browser: Browser, settings: string): Promise<Context | undefined> {
     const entry = this.spares.get(browser);
