@@ -24,6 +24,7 @@ import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
+import { sessionStartSuite } from "./session-start.ts";
 import { sloppySuite } from "./sloppy.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { soakSuite } from "./soak.ts";
@@ -45,6 +46,7 @@ const SUITES: Suite[] = [
   remoteSuite,
   isolationSuite,
   clusterSuite,
+  sessionStartSuite,
   schemaSuite,
   cuaSuite,
   viewerSuite,

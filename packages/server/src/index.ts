@@ -30,7 +30,13 @@ export { registerRoutes } from "./routes/index.ts";
 export { loadActiveSession, loadOwnSession } from "./routes/session-access.ts";
 export * from "./schemas/index.ts";
 export { type ClusterSettings, createService, type Service, type ServiceOptions } from "./service.ts";
-export { type BrowserLease, BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
+export {
+  type BrowserLease,
+  BrowserPool,
+  type BrowserPoolOptions,
+  type BrowserPoolStats,
+  type PoolCapacity,
+} from "./sessions/browser-pool.ts";
 export { type CdpTarget, LiveSession, type SessionDefaults } from "./sessions/live-session.ts";
 export { costOf, priceOf } from "./sessions/pricing.ts";
 export { type EndReason, SessionManager, type SessionManagerOptions } from "./sessions/session-manager.ts";

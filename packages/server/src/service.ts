@@ -125,11 +125,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const address = app?.server.address();
     return typeof address === "object" && address ? address.port : undefined;
   };
+  const pool = new BrowserPool(options.browsers);
   const sessions = new SessionManager({
     nodeId,
     nodeLeaseMs: options.nodeLeaseMs ?? DEFAULT_NODE_LEASE_MS,
     store: options.store,
-    pool: new BrowserPool(options.browsers),
+    pool,
     log: logger,
     idleTimeoutMs,
     serverCache: options.serverCache ?? true,
@@ -139,6 +140,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...(options.maxTabsPerSession !== undefined ? { maxTabsPerSession: options.maxTabsPerSession } : {}),
     ownPort,
     nodeInfo: { maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS },
+    // Warm browsers (each with a spare context) make a project's first session fast; a spare
+    // context in each of its browsers makes its next ones fast. --warm-browsers 0 turns both off
+    // (every start as before). Under --isolation session a browser has one session only: a spare
+    // made after a start would never be used.
+    spareContexts: pool.warmTarget > 0 && pool.isolation === "project",
   });
   const screenshots =
     options.screenshots?.enabled === false
@@ -149,6 +155,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     sessionStates: () => sessionStates(sessions),
     // The lease's renewals (SessionManager.leaseStats).
     leaseStats: () => sessions.leaseStats(),
+    browserPool: () => sessions.pool.stats(),
+    spareContexts: () => sessions.spareContexts(),
   });
   const handlers = createSessionHandlers({
     metrics,
@@ -223,6 +231,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     all: !sharedStore,
     intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
   });
+  // Warm browsers launch in the background: the service answers before they are up.
+  sessions.pool.warmUp();
   return {
     app: service,
     sessions,

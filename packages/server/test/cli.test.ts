@@ -105,6 +105,7 @@ describe("deckhand-server", () => {
       "--session-disconnect-grace",
       "--body-limit",
       "--max-browsers",
+      "--warm-browsers",
       "--sessions-per-browser",
       "--browser-arg",
       "--cdp-url-hosts",
@@ -131,6 +132,7 @@ describe("deckhand-server", () => {
       "DECKHAND_CDP_URL_HOSTS",
       "DECKHAND_MODEL_BASE_URL_HOSTS",
       "DECKHAND_ISOLATION",
+      "DECKHAND_WARM_BROWSERS",
       "DECKHAND_CDP_BYTES_PER_SECOND",
       "--log-format",
       "DECKHAND_LOG_FORMAT",
@@ -289,6 +291,22 @@ describe("deckhand-server", () => {
     expect(parseCommand([], { DECKHAND_ISOLATION: "project" })).toMatchObject({ isolation: "project" });
     expect(() => parseCommand(["--isolation", "none"], {})).toThrow(
       /--isolation must be project .* or session/,
+    );
+    // Warm browsers: the flag wins over the variable, 0 turns them off, never more than --max-browsers.
+    expect(parseCommand([], {})).not.toHaveProperty("warmBrowsers");
+    expect(parseCommand(["--warm-browsers", "0"], {})).toMatchObject({ warmBrowsers: 0 });
+    expect(parseCommand([], { DECKHAND_WARM_BROWSERS: "3" })).toMatchObject({ warmBrowsers: 3 });
+    expect(parseCommand(["--warm-browsers=2"], { DECKHAND_WARM_BROWSERS: "3" })).toMatchObject({
+      warmBrowsers: 2,
+    });
+    expect(() => parseCommand(["--warm-browsers", "some"], {})).toThrow(
+      /--warm-browsers must be a whole number from 0/,
+    );
+    expect(() => parseCommand(["--warm-browsers", "3", "--max-browsers", "2"], {})).toThrow(
+      /--warm-browsers \(3\) must be at most --max-browsers \(2\)/,
+    );
+    expect(() => parseCommand(["--warm-browsers", "11"], {})).toThrow(
+      /at most --max-browsers \(10, its default\)/,
     );
     expect(
       parseCommand(

@@ -19,6 +19,7 @@ import {
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SESSIONS_PER_BROWSER,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  DEFAULT_WARM_BROWSERS,
 } from "../defaults.ts";
 import { DEFAULT_DATA_DIR } from "../store/open-store.ts";
 
@@ -60,6 +61,11 @@ Options:
                                 DECKHAND_ISOLATION)
   --max-browsers N              most Chromium processes at once (default ${DEFAULT_MAX_BROWSERS}); a new project's
                                 session is refused with 429 when all are taken by others
+  --warm-browsers N             browsers kept launched, unused, for the next project that needs one: its first
+                                session starts without waiting for Chromium. Each is given to one project
+                                only and replaced in the background; they count under --max-browsers
+                                (default ${DEFAULT_WARM_BROWSERS}; 0: launch every browser on demand; also
+                                DECKHAND_WARM_BROWSERS)
   --sessions-per-browser N      sessions (isolated browser contexts) a browser takes before another starts
                                 for the same project (default ${DEFAULT_SESSIONS_PER_BROWSER})
   --browser-arg ARG             an extra Chromium argument for the pool's browsers (repeatable), e.g.
@@ -128,6 +134,7 @@ Environment:
   DECKHAND_DATABASE_SCHEMA  as --database-schema (the flag wins)
   DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
   DECKHAND_ISOLATION    as --isolation (the flag wins)
+  DECKHAND_WARM_BROWSERS  as --warm-browsers (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
   DECKHAND_METRICS_TOKEN  serve GET /metrics on the service's port to requests with
                         Authorization: Bearer <token> (at least 16 characters); API keys never open it

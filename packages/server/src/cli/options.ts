@@ -4,7 +4,12 @@
 import { parseArgs } from "node:util";
 import { parseAdvertiseUrl } from "../cluster/cluster.ts";
 import { MIN_SECRET_LENGTH } from "../cluster/trust.ts";
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_MAX_BROWSERS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from "../defaults.ts";
 import type { LogFormat, LogLevel } from "../logger.ts";
 import {
   ANYWHERE,
@@ -35,6 +40,8 @@ export interface ServeOptions extends StoreLocation {
   /** Unset: readable lines on a terminal, JSON lines otherwise. */
   logFormat?: LogFormat;
   maxBrowsers?: number;
+  /** Browsers kept launched for the next project (0: none). */
+  warmBrowsers?: number;
   sessionsPerBrowser?: number;
   browserArgs?: string[];
   isolation?: Isolation;
@@ -82,6 +89,7 @@ const OPTIONS = {
   "session-disconnect-grace": { type: "string" },
   "body-limit": { type: "string" },
   "max-browsers": { type: "string" },
+  "warm-browsers": { type: "string" },
   "sessions-per-browser": { type: "string" },
   "browser-arg": { type: "string", multiple: true },
   "cdp-url-hosts": { type: "string" },
@@ -119,6 +127,7 @@ const SERVE_ONLY = [
   "session-disconnect-grace",
   "body-limit",
   "max-browsers",
+  "warm-browsers",
   "sessions-per-browser",
   "browser-arg",
   "cdp-url-hosts",
@@ -259,6 +268,18 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
     const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);
     if (maxBrowsers !== undefined) serve.maxBrowsers = maxBrowsers;
+    const warmBrowsers = integer("warm-browsers", values["warm-browsers"] ?? env.DECKHAND_WARM_BROWSERS, 0);
+    if (warmBrowsers !== undefined) {
+      // Warm browsers take places under --max-browsers: more than it could never all be warm.
+      const most = maxBrowsers ?? DEFAULT_MAX_BROWSERS;
+      if (warmBrowsers > most) {
+        throw new UsageError(
+          `--warm-browsers (${warmBrowsers}) must be at most --max-browsers (${most}${maxBrowsers === undefined ? ", its default" : ""}): ` +
+            "warm browsers count among the browsers of the pool. Lower it, or raise --max-browsers.",
+        );
+      }
+      serve.warmBrowsers = warmBrowsers;
+    }
     const perBrowser = integer("sessions-per-browser", values["sessions-per-browser"], 1);
     if (perBrowser !== undefined) serve.sessionsPerBrowser = perBrowser;
     if (values["browser-arg"]?.length) serve.browserArgs = values["browser-arg"];

@@ -83,6 +83,7 @@ export async function serveCommand(
             ...settings,
             browsers: {
               ...(options.maxBrowsers !== undefined ? { maxBrowsers: options.maxBrowsers } : {}),
+              ...(options.warmBrowsers !== undefined ? { warmBrowsers: options.warmBrowsers } : {}),
               ...(options.sessionsPerBrowser !== undefined
                 ? { sessionsPerBrowser: options.sessionsPerBrowser }
                 : {}),
