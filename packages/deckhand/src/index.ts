@@ -145,4 +145,4 @@ export {
   toolNamed,
 } from "./tools/definitions.ts";
 export type * from "./types.ts";
-export { actionOnTheWire, actResultOnTheWire } from "./wire.ts";
+export { actionOnTheWire, actResultOnTheWire, type WireDoc, wireSchemas } from "./wire.ts";
