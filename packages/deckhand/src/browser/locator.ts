@@ -19,6 +19,7 @@ import {
   ServiceTimeoutError,
   XPathResolutionError,
 } from "../errors.ts";
+import { CdpProtocolError } from "./cdp/connection.ts";
 import { type ElementTarget, targetHandle } from "./element-target.ts";
 import type { Frame } from "./frame.ts";
 import { domRuntime } from "./in-page.ts";
@@ -334,11 +335,17 @@ export class Locator {
     fn: (el: ResolvedElement, a: Attempt) => Promise<R>,
   ): Promise<R> {
     return this.within(what, options, async (a) => {
-      const el = await this.resolveWithin(a);
-      try {
-        return await a.deadline.race(fn(el, a));
-      } finally {
-        this.letGo(el);
+      for (;;) {
+        const el = await this.resolveWithin(a);
+        try {
+          return await a.deadline.race(fn(el, a));
+        } catch (error) {
+          // The target's handle outlived its document (the frame navigated): look the selector up.
+          if (!(el.pinned && staleHandle(error))) throw error;
+          this.unpin(el);
+        } finally {
+          this.letGo(el);
+        }
       }
     });
   }
@@ -385,6 +392,11 @@ export class Locator {
           last = point;
           if (point.reason === "detached") this.unpin(el);
         }
+      } catch (error) {
+        // The target's handle outlived its document (the frame navigated): look the selector up.
+        if (!(el.pinned && staleHandle(error))) throw error;
+        this.unpin(el);
+        continue;
       } finally {
         this.letGo(el);
       }
@@ -800,6 +812,16 @@ async function withClosedRoots<T>(
   }
   if (found(result) || (await frame.discoverClosedShadowRoots()) === 0) return result;
   return run();
+}
+
+/** Whether a call failed because a handle it passed no longer stands for anything (its document went away). */
+function staleHandle(error: unknown): boolean {
+  return (
+    error instanceof CdpProtocolError &&
+    /Could not find object with given id|Cannot find context with specified id|Execution context was destroyed|No node with given id|should belong to the same JavaScript world/.test(
+      error.message,
+    )
+  );
 }
 
 /** The reason of a point that could not be clicked (covered when nothing more precise is known). */

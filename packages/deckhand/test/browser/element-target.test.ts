@@ -111,6 +111,30 @@ describe("a locator made from an element target", () => {
     }
   });
 
+  it("clicks in the new document after the page navigated, found by its selector", async () => {
+    await visit(fx, page, "/element-target.html");
+    const second = await targetFor("(//button)[2]");
+    try {
+      await visit(fx, page, "/element-target.html");
+      await page.locatorFor(second, "(//button)[2]").click({ timeout: 2_000 });
+      expect(await textOf(page, "#log")).toBe("second clicked;");
+    } finally {
+      releaseTarget(second);
+    }
+  });
+
+  it("fills in the new document after the page navigated, found by its selector", async () => {
+    await visit(fx, page, "/element-target.html");
+    const field = await targetFor("#field");
+    try {
+      await visit(fx, page, "/element-target.html");
+      await page.locatorFor(field, "#field").fill("new document", { timeout: 2_000 });
+      expect(await page.locator("#field").inputValue()).toBe("new document");
+    } finally {
+      releaseTarget(field);
+    }
+  });
+
   it("is rebuilt from the backend node id alone once its handle is released", async () => {
     await visit(fx, page, "/element-target.html");
     const second = await targetFor("(//button)[2]");
