@@ -1009,7 +1009,6 @@ async function perform(
   description: string,
   variables: Variables | undefined,
 ): Promise<Performed> {
-  let method: ActMethod;
   if (plan.method === "goBack" || plan.method === "goto") {
     if (plan.method === "goBack") {
       if ((await ctx.page.goBack()) === null)
@@ -1037,7 +1036,7 @@ async function perform(
   const target = on ? await on.snapshot.target(on.id) : undefined;
   try {
     const tag = target && on ? (await on.snapshot.element(on.id)).tag : "";
-    method = target ? methodFor(plan, target.role, tag) : (plan.method as ActMethod);
+    const method = target ? methodFor(plan, target.role, tag) : (plan.method as ActMethod);
     const selector = target?.xpath ?? "";
     const role = target?.role ?? "";
     const name = target ? ctx.redactor.mask(target.name) : "";
