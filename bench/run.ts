@@ -3,6 +3,7 @@
 //
 //   npm run bench                        every suite
 //   npm run bench -- --only=init,snapshot
+//   npm run bench -- --only=cdp-count   DevTools commands of one act(action)
 //   npm run bench -- --quick             fewer repetitions (a smoke run, noisier figures)
 //   npm run bench -- --only=soak --soak-minutes=2   a shorter soak (default 15 minutes a run)
 //
@@ -15,6 +16,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
+import { cdpCountSuite } from "./cdp-count.ts";
 import { clusterSuite } from "./cluster.ts";
 import { cuaSuite } from "./cua.ts";
 import { dashboardSuite } from "./dashboard.ts";
@@ -43,6 +45,7 @@ const SUITES: Suite[] = [
   initSuite,
   snapshotSuite,
   opsSuite,
+  cdpCountSuite,
   remoteSuite,
   isolationSuite,
   clusterSuite,

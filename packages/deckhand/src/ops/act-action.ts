@@ -3,11 +3,13 @@
 // description (one question to the model, counted under act). It never acts silently on a
 // different element, and an element that cannot take the method is a failure, not a heal.
 
-import { MissingLLMConfigurationError } from "../errors.ts";
+import { releaseTarget } from "../browser/element-target.ts";
+import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
+import type { Target } from "../snapshot/describe.ts";
 import type { Action, ActResult, Variables } from "../types.ts";
 import { failureText, whatIsAt } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { elementMoved, isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { elementMoved, isRecoverable, runStep } from "./execute.ts";
 import { normalizeMethod } from "./methods.ts";
 import { observe } from "./observe.ts";
 
@@ -27,45 +29,53 @@ export async function actOnAction(
     actions: [{ selector, description, method, arguments: args }],
   });
 
-  let target: StepTarget | undefined;
+  /** The element, found once: checked here, acted on by runStep, released at the end. */
+  let now: Target | undefined;
   let problem: string | undefined;
   /** Whether finding the element again could help (it moved), as opposed to it not taking the method. */
   let moved = true;
   // Whatever kind of selector came in, the result names the element by its XPath.
   let performedAt = action.selector;
-  if (action.selector) {
-    const now = await whatIsAt(ctx, action.selector);
-    if (!now) problem = `${JSON.stringify(action.selector)} no longer leads to an element`;
-    else if (
-      remembered &&
-      now.node !== remembered.backendNodeId &&
-      (now.role !== remembered.role || now.name !== remembered.name)
-    ) {
-      problem = `${JSON.stringify(action.selector)} now leads to ${now.role} "${now.name}", not ${remembered.role} "${remembered.name}"`;
-    } else {
-      target = { selector: action.selector, expectedNode: now.node };
-      performedAt = now.xpath;
+  try {
+    if (action.selector) {
+      now = await whatIsAt(ctx, action.selector, { xpath: true });
+      if (!now) problem = `${JSON.stringify(action.selector)} no longer leads to an element`;
+      else if (
+        remembered &&
+        now.backendNodeId !== remembered.backendNodeId &&
+        (now.role !== remembered.role || now.name !== remembered.name)
+      ) {
+        problem = `${JSON.stringify(action.selector)} now leads to ${now.role} "${now.name}", not ${remembered.role} "${remembered.name}"`;
+      } else {
+        performedAt = now.xpath ?? action.selector;
+      }
     }
-  }
 
-  if (!problem) {
-    try {
-      await runStep(ctx, target, method, args, variables);
-      return one(true, `Done: ${description}.`, performedAt);
-    } catch (error) {
-      if (!isRecoverable(error)) throw error;
-      problem = failureText(error);
-      moved = elementMoved(error);
+    if (!problem) {
+      try {
+        const target = now ? { element: now, selector: action.selector } : undefined;
+        await runStep(ctx, target, method, args, variables);
+        return one(true, `Done: ${description}.`, performedAt);
+      } catch (error) {
+        if (!isRecoverable(error)) throw error;
+        problem = failureText(error);
+        moved = elementMoved(error);
+      }
     }
+  } finally {
+    releaseTarget(now);
   }
   if (!ctx.selfHeal || !moved) return one(false, `Not done: ${problem}.`);
   // Self-heal: find the element again from its description (this needs a model).
+  let healed: Target | undefined;
   try {
     // The user called act: the tokens of this question count under act in metrics.
     const [found] = await observe(ctx, { instruction: `Find: ${description}`, variables, metricsAs: "act" });
     if (!found) return one(false, `Not done: ${problem}, and nothing on the page matches "${description}".`);
-    const healed = await whatIsAt(ctx, found.selector);
-    await runStep(ctx, { selector: found.selector, expectedNode: healed?.node }, method, args, variables);
+    healed = await whatIsAt(ctx, found.selector, { xpath: false });
+    if (!healed)
+      throw new ServiceElementNotFoundError(found.selector, "(it left the page after it was found again)");
+    await runStep(ctx, { element: healed, selector: found.selector }, method, args, variables);
     return one(
       true,
       `Done: ${description}. (Self-healed: ${problem}; found it again at ${found.selector}.)`,
@@ -77,5 +87,7 @@ export async function actOnAction(
     if (isRecoverable(error))
       return one(false, `Not done: ${problem}; finding it again failed: ${failureText(error)}`);
     throw error;
+  } finally {
+    releaseTarget(healed);
   }
 }

@@ -1,8 +1,8 @@
 // What the three ways of acting share (with the model, on an Action, from the cache): the record
-// of a step performed, the result they give, and what a selector leads to now.
+// of a step performed, the result they give, and the element a selector leads to now.
 
 import type { CachedStep } from "../cache/action-cache.ts";
-import { describeElement, type ElementFacts } from "../snapshot/describe.ts";
+import { type Target, targetAt } from "../snapshot/describe.ts";
 import type { Action, ActResult } from "../types.ts";
 import type { OperationContext } from "./context.ts";
 
@@ -25,17 +25,23 @@ export function failureText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Role, name, node and absolute XPath of what a selector leads to now; undefined when nothing. */
-export async function whatIsAt(ctx: OperationContext, selector: string): Promise<ElementFacts | undefined> {
+/**
+ * The element `selector` leads to now, found once (a target the caller releases with
+ * releaseTarget), with its role and name and, when `xpath` is asked for, its absolute XPath;
+ * undefined when nothing is there.
+ */
+export async function whatIsAt(
+  ctx: OperationContext,
+  selector: string,
+  options: { xpath: boolean },
+): Promise<Target | undefined> {
   try {
-    const { frame, handle } = await ctx.page
-      .deepLocator(selector)
-      .resolve({ timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal });
-    try {
-      return await describeElement(frame, handle);
-    } finally {
-      void frame.release(handle);
-    }
+    return await targetAt(
+      ctx.page,
+      selector,
+      { timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal },
+      options,
+    );
   } catch (error) {
     ctx.deadline.check();
     if (ctx.deadline.aborted) throw error;

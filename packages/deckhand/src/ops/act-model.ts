@@ -6,6 +6,7 @@
 // an identical act is replayed from it first (act-cache.ts) and a successful one is stored.
 
 import { z } from "zod";
+import { releaseTarget } from "../browser/element-target.ts";
 import { absoluteXPath } from "../browser/xpath.ts";
 import type { ActionCache } from "../cache/action-cache.ts";
 import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
@@ -14,7 +15,7 @@ import type { ActResult, Variables } from "../types.ts";
 import { replayFromCache } from "./act-cache.ts";
 import { actResult, failureText, type Performed } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { isRecoverable, runStep } from "./execute.ts";
 import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
@@ -292,34 +293,31 @@ async function performAnswer(
   variables: Variables | undefined,
 ): Promise<Performed> {
   const method = answer.method;
-  let target: StepTarget | undefined;
-  let role = "";
-  let name = "";
-  if (answer.elementId >= 0) {
-    const [ref, node] = await Promise.all([
-      snapshot.element(answer.elementId),
-      snapshot.backendNodeId(answer.elementId),
-    ]);
-    target = { selector: ref.xpath, expectedNode: node };
-    role = ref.role;
+  // The element of the chosen id, found once: acted on by runStep, its XPath is what the result
+  // and the action cache record.
+  const target = answer.elementId >= 0 ? await snapshot.target(answer.elementId) : undefined;
+  try {
+    const selector = target?.xpath ?? "";
     // Stored in the action cache: a variable's value in an element's name is kept as its %name%.
-    name = ctx.redactor.mask(ref.name);
+    const name = target ? ctx.redactor.mask(target.name) : "";
+    const args = [...answer.arguments];
+    if (method === "dragAndDrop" && args[0])
+      args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
+    await runStep(ctx, target ? { element: target, selector } : undefined, method, args, variables);
+    return {
+      action: { selector, description: answer.description, method, arguments: args },
+      step: {
+        selector,
+        method,
+        arguments: args,
+        description: answer.description,
+        role: target?.role ?? "",
+        name,
+      },
+    };
+  } finally {
+    releaseTarget(target);
   }
-  const args = [...answer.arguments];
-  if (method === "dragAndDrop" && args[0])
-    args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
-  await runStep(ctx, target, method, args, variables);
-  return {
-    action: { selector: target?.selector ?? "", description: answer.description, method, arguments: args },
-    step: {
-      selector: target?.selector ?? "",
-      method,
-      arguments: args,
-      description: answer.description,
-      role,
-      name,
-    },
-  };
 }
 
 /**

@@ -21,6 +21,7 @@
 // The rule is "never a wrong element": a plain instruction whose target is not unique costs a
 // model call, never a guess.
 
+import { releaseTarget } from "../browser/element-target.ts";
 import { domRuntime } from "../browser/in-page.ts";
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import { type ActResult, RESOLVED_WITHOUT_MODEL, type Variables } from "../types.ts";
@@ -1025,11 +1026,6 @@ async function perform(
   description: string,
   variables: Variables | undefined,
 ): Promise<Performed> {
-  let selector = "";
-  let role = "";
-  let name = "";
-  let expectedNode: number | undefined;
-  let method: ActMethod;
   if (plan.method === "goBack" || plan.method === "goto") {
     if (plan.method === "goBack") {
       if ((await ctx.page.goBack()) === null)
@@ -1053,22 +1049,24 @@ async function perform(
       },
     };
   }
-  if (on) {
-    const [ref, node] = await Promise.all([on.snapshot.element(on.id), on.snapshot.backendNodeId(on.id)]);
-    method = methodFor(plan, ref.role, ref.tag);
-    selector = ref.xpath;
-    role = ref.role;
-    name = ctx.redactor.mask(ref.name);
-    expectedNode = node;
-  } else {
-    method = plan.method as ActMethod;
+  // The element of the chosen id, found once: acted on by runStep, its XPath recorded.
+  const target = on ? await on.snapshot.target(on.id) : undefined;
+  try {
+    const tag = target && on ? (await on.snapshot.element(on.id)).tag : "";
+    const method = target ? methodFor(plan, target.role, tag) : (plan.method as ActMethod);
+    const selector = target?.xpath ?? "";
+    const role = target?.role ?? "";
+    const name = target ? ctx.redactor.mask(target.name) : "";
+    const args =
+      plan.argument !== undefined && method !== "click" && method !== "check" ? [plan.argument] : [];
+    await runStep(ctx, target ? { element: target, selector } : undefined, method, args, variables);
+    return {
+      action: { selector, description, method, arguments: args },
+      step: { selector, method, arguments: args, description, role, name },
+    };
+  } finally {
+    releaseTarget(target);
   }
-  const args = plan.argument !== undefined && method !== "click" && method !== "check" ? [plan.argument] : [];
-  await runStep(ctx, on ? { selector, expectedNode } : undefined, method, args, variables);
-  return {
-    action: { selector, description, method, arguments: args },
-    step: { selector, method, arguments: args, description, role, name },
-  };
 }
 
 /** The act method for a step on an element of this role and tag. */

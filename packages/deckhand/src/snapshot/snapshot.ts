@@ -6,6 +6,7 @@
 // and its indentation directly; the only Node-side text work is splicing each child frame's text
 // in at its iframe's placeholder.
 
+import { targetOf } from "../browser/element-target.ts";
 import type { Frame } from "../browser/frame.ts";
 import { type InPageFailure, isInPageFailure } from "../browser/injected/dom-runtime.ts";
 import type { QuietState } from "../browser/injected/quiet.ts";
@@ -17,6 +18,7 @@ import { frameXPathPrefix } from "../browser/xpath.ts";
 import { Deadline } from "../deadline.ts";
 import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
 import { fitToBudget } from "./budget.ts";
+import type { Target } from "./describe.ts";
 import { outlineScript } from "./in-page.ts";
 import {
   type CaptureResult,
@@ -234,6 +236,24 @@ export class Snapshot {
     if (!handle)
       throw new ServiceElementNotFoundError(`[${id}]`, "(the element left the page after the snapshot)");
     return { frame: section.frame, handle };
+  }
+
+  /**
+   * The element target of an id: its frame, backend node id and a handle (the caller releases it
+   * with releaseTarget), with the outline's role and name and its absolute XPath.
+   */
+  async target(id: number): Promise<Target> {
+    const [ref, found] = await Promise.allSettled([this.element(id), this.handle(id)]);
+    if (found.status === "rejected") throw found.reason;
+    const { frame, handle } = found.value;
+    try {
+      if (ref.status === "rejected") throw ref.reason;
+      const target = await targetOf(frame, handle);
+      return { ...target, role: ref.value.role, name: ref.value.name, xpath: ref.value.xpath };
+    } catch (error) {
+      void frame.release(handle);
+      throw error;
+    }
   }
 
   /** The protocol's backend node id of an id's element. */
