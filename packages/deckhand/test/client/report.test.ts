@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { match, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
-import { Deckhand } from "deckhand";
+import { captureStepScreenshot, Deckhand } from "deckhand";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testOptions } from "../support/browser.ts";
+import { startDeckhand, testOptions } from "../support/browser.ts";
 
 const SECRET = "report-secret-value-42";
 
@@ -109,5 +109,31 @@ describe("report option", () => {
 
   it("is for LOCAL runs: a REMOTE instance with it is refused, naming the option", () => {
     expect(() => new Deckhand({ env: "REMOTE", report: dir })).toThrow(/report/);
+  });
+});
+
+describe("a step's screenshot", () => {
+  it("is given up, not taken of the next page, when the tab navigates while it is taken", async () => {
+    const dh = await startDeckhand();
+    try {
+      const page = dh.context.activePage()!;
+      await page.goto(site.url("actions.html"));
+      // An open alert holds the capture (no frame is drawn), so the navigation surely comes first.
+      const dialogShown = new Promise<void>((resolve) => page.on("dialog", () => resolve()));
+      await page.evaluate(() => {
+        setTimeout(() => alert("hold the picture"), 0);
+      });
+      await dialogShown;
+      // A timeout longer than the test's: only the navigation can end this capture.
+      const shot = captureStepScreenshot(page, { timeoutMs: 600_000 });
+      await page.goto(site.url("form.html"));
+      expect(page.url()).toBe(site.url("form.html"));
+      // Before the fix the capture answered with a picture of form.html, or (in the service) never.
+      expect(await shot).toBeNull();
+      // The next capture, of the page now shown, works.
+      expect((await captureStepScreenshot(page))?.length).toBeGreaterThan(1000);
+    } finally {
+      await dh.close();
+    }
   });
 });
