@@ -170,8 +170,8 @@ export function buildChromeArgs(options: ChromeLaunchOptions, userDataDir: strin
 // $1 chrome, $2 and $3 directories to remove afterwards (the temporary profile, the scratch
 // directory; "" for none); the rest are Chrome's arguments. It matters when this process died first
 // (Chrome then exits as its pipe closes): the shell removes the directories, and once more a second
-// later for helper processes that outlive the browser briefly. When this process stops the browser, it kills
-// the shell with it and cleans up itself, so no shell is left waiting.
+// later for helper processes that outlive the browser briefly. When this process stops the
+// browser, it kills the shell with it and cleans up itself, so no shell is left waiting.
 // fds 3 and 4 (the debugging pipe) are passed to Chrome and then closed in the shell, so that only
 // this Node process holds their other ends.
 const WATCHDOG_SCRIPT =
