@@ -140,9 +140,9 @@ export async function captureStepScreenshot(
     // page, and a capture pending across the commit may never be answered (seen in the service when
     // its client navigates right after an operation: the capture hung until the timeout, and the
     // session's next operation waited for it).
-    const mainFrameId = page.mainFrame().id;
+    // The tab's own session: a frame without a parent there is its top document.
     stopWatching = page.session.on("Page.frameNavigated", ({ frame }) => {
-      if (frame.id === mainFrameId) resolve(null);
+      if (!frame.parentId) resolve(null);
     });
   });
   const shot = (async () => {
