@@ -1,7 +1,7 @@
-import { availableParallelism } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { TEST_FILES_AT_ONCE } from "./vitest.workers.ts";
 
 /**
  * Patchright's page object starts `setRequestInterception(true)` in its constructor without
@@ -32,17 +32,17 @@ process.env.NODE_COMPILE_CACHE ??= join(
 );
 
 // One vitest run covers every workspace (each package is a project), its files in one pool of
-// forks. Most of a browser test's time is waiting (for Chromium, a page, a child process), so two
-// files run at once even on 2 cores (vitest's default there is one); the tests wait for signals,
-// not for numbers of milliseconds, so they do not mind sharing the machine. Each file has its own
-// browsers, servers, temporary directories and database schema.
+// forks, TEST_FILES_AT_ONCE at a time (vitest.workers.ts; each project says it too, or it runs its
+// files one by one); the tests wait for signals, not for numbers of milliseconds, so they do not
+// mind sharing the machine. Each file has its own browsers, servers, temporary directories and
+// database schema.
 export default defineConfig({
   resolve: { conditions: ["deckhand-source"] },
   ssr: { resolve: { conditions: ["deckhand-source"], externalConditions: ["deckhand-source"] } },
   test: {
     projects: ["packages/*"],
     pool: "forks",
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    maxWorkers: TEST_FILES_AT_ONCE,
     onUnhandledError: (error) => !isPatchrightFloatingSessionClose(error),
   },
 });

@@ -1,4 +1,5 @@
 import { defineProject } from "vitest/config";
+import { TEST_FILES_AT_ONCE } from "../../vitest.workers.ts";
 
 export default defineProject({
   resolve: { conditions: ["deckhand-source"] },
@@ -6,6 +7,8 @@ export default defineProject({
   test: {
     name: "server",
     include: ["test/**/*.test.ts"],
+    // The root's number: a project left to vitest's default runs its files one at a time.
+    maxWorkers: TEST_FILES_AT_ONCE,
     // Backstops for a stall, not measures of speed: a test waits for signals, and on a loaded
     // 2-core machine (other work beside the suite) a browser test can take several times as long.
     testTimeout: 90_000,

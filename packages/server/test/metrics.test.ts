@@ -151,6 +151,9 @@ describe("GET /metrics", () => {
     // A navigation that cannot load fails: counted as an error.
     const failed = await svc.op(id, "navigate", { url: "http://127.0.0.1:1/" });
     expect(failed.status).toBeGreaterThanOrEqual(400);
+    // The client has its answer before the session is done with the step (its screenshot is taken
+    // after): the session is idle once that is over.
+    await eventually(() => svc.service.sessions.get(id)?.pending === 0, 5000, "the session's last step");
 
     const after = await scrape();
     const moved = (name: string, labels: Record<string, string> = {}) =>

@@ -175,7 +175,8 @@ describe("close", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const started = Date.now();
     await own.close();
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Not the minute the slow response would take, nor a keep-alive timeout: a stall alone reaches this.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(await pending).toBeInstanceOf(Error);
     agent.destroy();
   });

@@ -13,6 +13,7 @@ import { waitForSettled } from "../browser/settle.ts";
 import type { Deadline } from "../deadline.ts";
 import { substitute } from "../ops/variables.ts";
 import type { Action } from "../types.ts";
+import { agentPageUrl } from "./agent-url.ts";
 import { findByIdentity, identityAt } from "./facts.ts";
 import type { AgentAction, AgentExecuteOptions, AgentHost, AgentResult } from "./types.ts";
 
@@ -264,7 +265,18 @@ export async function replayRun(
         break;
       }
       case "goto": {
-        const status = await page.goto(substitute(step.url, options.variables), { signal: deadline.signal });
+        // A stored run is a record anyone with the cache directory could have written: its URL
+        // meets the agent's rule like the model's does, and one that does not is a step that
+        // no longer fits.
+        let url: string;
+        try {
+          url = agentPageUrl(substitute(step.url, options.variables));
+        } catch (error) {
+          ok = false;
+          result = { success: false, message: (error as Error).message };
+          break;
+        }
+        const status = await page.goto(url, { signal: deadline.signal });
         ok = status === null || status < 400;
         result = { status };
         break;

@@ -11,6 +11,7 @@ import type { ResponseSchema } from "../llm/schema.ts";
 import { substitute } from "../ops/variables.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import type { Action, ModelConfiguration, Variables } from "../types.ts";
+import { agentPageUrl } from "./agent-url.ts";
 import { type ElementIdentity, identityAt } from "./facts.ts";
 import type { LoopDetector } from "./stuck.ts";
 import type { AgentAction, AgentHost, AgentMode } from "./types.ts";
@@ -249,7 +250,7 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
       inputSchema: z.object({ url: z.string().describe("An absolute http(s) URL.") }),
       execute: ({ url }) =>
         step(ctx, "goto", { url }, async (signal) => {
-          const status = await page.goto(substitute(url, ctx.variables), { signal });
+          const status = await page.goto(agentPageUrl(substitute(url, ctx.variables)), { signal });
           return { success: status === null || status < 400, status, url: page.url() };
         }),
     }),

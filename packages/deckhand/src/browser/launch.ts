@@ -44,6 +44,44 @@ export const TEMP_PROFILE_PREFIX = "deckhand-profile-";
 /** Chrome's TMPDIR when the caller gives a profile of their own. */
 export const TEMP_SCRATCH_PREFIX = "deckhand-tmp-";
 
+/**
+ * Where Chrome on Linux and macOS puts its process-singleton socket: a directory it makes under
+ * its TMPDIR, `org.chromium.Chromium.XXXXXX/SingletonSocket` (the profile's `SingletonSocket` is
+ * only a symbolic link to it). A Unix socket's path has at most 107 bytes on Linux (sun_path is 108
+ * with its NUL; 103 on macOS), and Chrome aborts at start ("Socket path too long") past that.
+ */
+const SINGLETON_SOCKET_TAIL = "/org.chromium.Chromium.XXXXXX/SingletonSocket";
+const MAX_SOCKET_PATH = process.platform === "linux" ? 107 : 103;
+/** The temporary directory every POSIX system has, short enough for the socket. */
+const SHORT_TEMP_ROOT = "/tmp";
+
+/** Whether Chrome, given `dir` as its TMPDIR, can make its socket there. */
+function fitsChromeSocket(dir: string): boolean {
+  return (
+    process.platform === "win32" || Buffer.byteLength(dir) + SINGLETON_SOCKET_TAIL.length <= MAX_SOCKET_PATH
+  );
+}
+
+/**
+ * A new directory for Chrome's own temporary files: in the caller's temporary directory, or under
+ * /tmp when that one is too long a path for Chrome's socket.
+ */
+async function makeScratch(): Promise<string> {
+  const inTmpdir = join(tmpdir(), `${TEMP_SCRATCH_PREFIX}XXXXXX`);
+  const root = fitsChromeSocket(inTmpdir) ? tmpdir() : SHORT_TEMP_ROOT;
+  try {
+    return await mkdtemp(join(root, TEMP_SCRATCH_PREFIX));
+  } catch (error) {
+    throw new ServiceInitError(
+      `Could not make a directory for Chrome's temporary files in ${root}: ${(error as Error).message}. ` +
+        (root === SHORT_TEMP_ROOT
+          ? `TMPDIR (${tmpdir()}) is too long a path for Chrome's socket; set TMPDIR to a shorter, writable directory.`
+          : "Set TMPDIR to a writable directory."),
+      { cause: error },
+    );
+  }
+}
+
 const HEADLESS_TRIM = "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup";
 
 function ignoredByCaller(arg: string, ignore: boolean | string[] | undefined): boolean {
@@ -129,17 +167,18 @@ export function buildChromeArgs(options: ChromeLaunchOptions, userDataDir: strin
   return all;
 }
 
-// $1 chrome, $2 directory to remove afterwards (the temporary profile or scratch directory; "" for
-// none); the rest are Chrome's arguments. It matters when this process died first (Chrome then
-// exits as its pipe closes): the shell removes the directory, and once more a second later for
-// helper processes that outlive the browser briefly. When this process stops the browser, it kills
-// the shell with it and cleans up itself, so no shell is left waiting.
+// $1 chrome, $2 and $3 directories to remove afterwards (the temporary profile, the scratch
+// directory; "" for none); the rest are Chrome's arguments. It matters when this process died first
+// (Chrome then exits as its pipe closes): the shell removes the directories, and once more a second
+// later for helper processes that outlive the browser briefly. When this process stops the
+// browser, it kills the shell with it and cleans up itself, so no shell is left waiting.
 // fds 3 and 4 (the debugging pipe) are passed to Chrome and then closed in the shell, so that only
 // this Node process holds their other ends.
 const WATCHDOG_SCRIPT =
-  'chrome="$1"; profile="$2"; shift 2; "$chrome" "$@" 3<&3 4>&4 & pid=$!; exec 3<&- 4>&-; ' +
+  'chrome="$1"; a="$2"; b="$3"; shift 3; "$chrome" "$@" 3<&3 4>&4 & pid=$!; exec 3<&- 4>&-; ' +
   'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; wait "$pid"; code=$?; ' +
-  '[ -n "$profile" ] && { rm -rf "$profile"; sleep 1; rm -rf "$profile"; }; exit $code';
+  'clean() { [ -n "$a" ] && rm -rf "$a"; [ -n "$b" ] && rm -rf "$b"; }; ' +
+  '[ -n "$a$b" ] && { clean; sleep 1; clean; }; exit $code';
 
 /** The pipe's first message, answered before the connection above takes it over (its ids start at 1). */
 const PIPE_PROBE_ID = 0;
@@ -162,13 +201,24 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
   const userDataDir = options.userDataDir ?? (await mkdtemp(join(tmpdir(), TEMP_PROFILE_PREFIX)));
   // Chrome's own temporary files (its process-singleton socket directory, shared memory with
   // --disable-dev-shm-usage) go where TMPDIR says; a browser that is killed never removes them.
-  // Pointing TMPDIR into a directory Deckhand removes keeps /tmp clean whatever happens.
-  const scratch = temporaryProfile
-    ? userDataDir
-    : options.keepAlive
-      ? undefined
-      : await mkdtemp(join(tmpdir(), TEMP_SCRATCH_PREFIX));
-  const removable = options.keepAlive ? undefined : scratch;
+  // Pointing TMPDIR into a directory Deckhand removes keeps /tmp clean whatever happens. That is the
+  // temporary profile when its path leaves room for Chrome's socket, else a directory of its own
+  // (under /tmp when the caller's TMPDIR is that long). A keepAlive browser outlives this process,
+  // which cannot remove a directory after it: it gets its profile, or plain /tmp when the caller's
+  // TMPDIR is too long (Chrome removes its socket directory when it exits).
+  let scratch: string | undefined;
+  if (temporaryProfile && fitsChromeSocket(userDataDir)) scratch = userDataDir;
+  else if (!options.keepAlive) {
+    try {
+      scratch = await makeScratch();
+    } catch (error) {
+      if (temporaryProfile) await removeProfile(userDataDir);
+      throw error;
+    }
+  } else if (!fitsChromeSocket(tmpdir())) scratch = SHORT_TEMP_ROOT;
+  const removable = options.keepAlive
+    ? []
+    : [...new Set([...(temporaryProfile ? [userDataDir] : []), ...(scratch ? [scratch] : [])])];
   const env = scratch ? { ...process.env, TMPDIR: scratch } : process.env;
   const args = buildChromeArgs(options, userDataDir);
   const useWatchdog = !options.keepAlive && process.platform !== "win32";
@@ -178,7 +228,15 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
     child = useWatchdog
       ? spawn(
           "/bin/sh",
-          ["-c", WATCHDOG_SCRIPT, "deckhand-chrome", executablePath, removable ?? "", ...args],
+          [
+            "-c",
+            WATCHDOG_SCRIPT,
+            "deckhand-chrome",
+            executablePath,
+            removable[0] ?? "",
+            removable[1] ?? "",
+            ...args,
+          ],
           { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true, env },
         )
       : spawn(executablePath, args, {
@@ -187,7 +245,7 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
           env,
         });
   } catch (error) {
-    if (removable) await removeProfile(removable);
+    await removeAll(removable);
     throw new ServiceInitError(`Could not start ${executablePath}: ${(error as Error).message}`, {
       cause: error,
     });
@@ -207,9 +265,8 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
       resolve();
     });
   }).then(async () => {
-    if (!removable) return;
     // Retry on "not empty" (a helper still writing); cleanup never fails the caller.
-    await removeProfile(removable);
+    await removeAll(removable);
   });
 
   const stderrTail = () => [...stderrLines, partial].filter(Boolean).slice(-12).join("\n");
@@ -310,8 +367,8 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
       } finally {
         child.unref();
       }
-      // With every process gone nothing writes into the directory any more.
-      if (removable) await removeProfile(removable);
+      // With every process gone nothing writes into the directories any more.
+      await removeAll(removable);
     },
     browserExited: async (timeoutMs) => {
       const browserPid = useWatchdog ? descendantsOf(child.pid, 1)[0] : child.pid;
@@ -420,6 +477,10 @@ function killGroupLeftovers(pgid: number | undefined): number[] {
     }
   }
   return found;
+}
+
+async function removeAll(dirs: readonly string[]): Promise<void> {
+  await Promise.all(dirs.map(removeProfile));
 }
 
 function killGroup(child: ChildProcess): void {

@@ -133,8 +133,17 @@ export async function captureStepScreenshot(
   const secrets = settings.secrets ?? [];
   const maskId = randomUUID();
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => {
+  let stopWatching: (() => void) | undefined;
+  const givenUp = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), settings.timeoutMs ?? 3000);
+    // A new document in the tab means the page to picture is gone: the picture would show another
+    // page, and a capture pending across the commit may never be answered (seen in the service when
+    // its client navigates right after an operation: the capture hung until the timeout, and the
+    // session's next operation waited for it).
+    // The tab's own session: a frame without a parent there is its top document.
+    stopWatching = page.session.on("Page.frameNavigated", ({ frame }) => {
+      if (!frame.parentId) resolve(null);
+    });
   });
   const shot = (async () => {
     // Every frame with a document, iframes (same- or out-of-process) included: a value typed into
@@ -160,8 +169,9 @@ export async function captureStepScreenshot(
     }
   })().catch(() => null);
   try {
-    return await Promise.race([shot, timeout]);
+    return await Promise.race([shot, givenUp]);
   } finally {
     clearTimeout(timer);
+    stopWatching?.();
   }
 }

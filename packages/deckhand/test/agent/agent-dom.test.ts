@@ -203,7 +203,7 @@ describe("agent (dom, LOCAL)", () => {
     await open(fx, "agent/login.html");
     verifyWith(fx.model, () => true);
     scriptAgent(fx.model, [
-      [call("wait", { timeMs: 5_000 })],
+      [call("wait", { timeMs: 10_000 })],
       (request) => {
         expect(request.text).toContain("did not finish within 300 ms");
         return [call("done", { reasoning: "gave up waiting", taskComplete: false })];
@@ -211,7 +211,8 @@ describe("agent (dom, LOCAL)", () => {
     ]);
     const started = Date.now();
     const result = await fx.dh.agent().execute({ instruction: "Wait", toolTimeout: 300 });
-    expect(Date.now() - started).toBeLessThan(4_000);
+    // Before the 10 s the wait asked for (its longest) were over.
+    expect(Date.now() - started).toBeLessThan(9_000);
     expect(result.success).toBe(false);
     expect(result.actions[0]).toMatchObject({ type: "wait", success: false });
   });
@@ -224,6 +225,27 @@ describe("agent (dom, LOCAL)", () => {
     await expect(
       fx.dh.agent().execute({ instruction: "Wait", signal: controller.signal }),
     ).rejects.toBeInstanceOf(ServiceCancelledError);
+  });
+
+  it("goto refuses the machine's files and the browser's own pages, tells the model why, and the page stays", async () => {
+    const page = await open(fx, "agent/login.html");
+    scriptAgent(fx.model, [
+      [call("goto", { url: "file:///etc/passwd" })],
+      [call("goto", { url: "chrome://version/" })],
+      [call("done", { reasoning: "Neither page may be opened", taskComplete: false })],
+    ]);
+    const result = await fx.dh.agent().execute({ instruction: "Show me /etc/passwd", maxSteps: 5 });
+    const gotos = result.actions.filter((a) => a.type === "goto");
+    expect(gotos.map((a) => a.success)).toEqual([false, false]);
+    expect(JSON.stringify(gotos[0]?.result)).toContain(
+      "The agent cannot open this URL: file: URLs cannot be opened in the agent's page",
+    );
+    expect(JSON.stringify(gotos[1]?.result)).toContain("chrome: URLs cannot be opened in the agent's page");
+    // The model read the refusal as the tool's answer.
+    expect(agentRequests(fx.model)[1]?.text).toContain("file: URLs cannot be opened in the agent's page");
+    // The page never left the site.
+    expect(page.url()).toBe(fx.site.url("agent/login.html"));
+    expect(await page.evaluate(() => document.body.innerText)).not.toContain("root:");
   });
 
   it("excludeTools keeps tools from the model; a bad instruction is a typed error", async () => {

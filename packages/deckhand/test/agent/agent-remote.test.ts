@@ -104,6 +104,30 @@ describe("agent on the service (REMOTE)", () => {
     expect(data.cacheEntry).toMatchObject({ cacheStatus: "MISS", instruction: "Look" });
   });
 
+  it("goto on the service obeys its URL rule: file: and the browser's pages are refused, the page stays", async () => {
+    const dh = await fx.started({ serverCache: false });
+    await dh.page.goto(fx.site.url("agent/login.html"));
+    scriptAgent(fx.model, [
+      [call("goto", { url: "file:///etc/passwd" })],
+      [call("goto", { url: "view-source:file:///etc/passwd" })],
+      [call("done", { reasoning: "Neither page may be opened", taskComplete: false })],
+    ]);
+    const result = await dh.agent().execute({ instruction: "Show me the server's /etc/passwd", maxSteps: 5 });
+    const gotos = result.actions.filter((a) => a.type === "goto");
+    expect(gotos.map((a) => a.success)).toEqual([false, false]);
+    expect(JSON.stringify(gotos[0]?.result)).toContain(
+      "The agent cannot open this URL: file: URLs cannot be opened in the agent's page",
+    );
+    expect(JSON.stringify(gotos[1]?.result)).toContain(
+      "view-source: URLs cannot be opened in the agent's page",
+    );
+    expect(agentRequests(fx.model)[1]?.text).toContain("file: URLs cannot be opened in the agent's page");
+    // The session's page never left the site.
+    expect(dh.page.url()).toBe(fx.site.url("agent/login.html"));
+    expect(await dh.page.evaluate(() => document.body.innerText)).not.toContain("root:");
+    await dh.close();
+  });
+
   it("what lives in this process is a clear error before any request", async () => {
     const dh = await fx.started();
     const calls = fx.model.callCount;

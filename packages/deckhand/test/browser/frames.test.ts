@@ -347,12 +347,12 @@ describe("failures name the selector and the step", () => {
     const started = Date.now();
     const error = await page
       .deepLocator("h1 >> #child-button")
-      .click({ timeout: 10_000 })
+      .click({ timeout: 60_000 })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "ContentFrameNotFoundError", selector: "h1 >> #child-button" });
     expect((error as Error).message).toContain("step 1 (h1) matched <h1>");
-    // It is not something waiting would fix.
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // It is not something waiting would fix: not the minute the timeout allows.
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it("a missing iframe gives ServiceElementNotFoundError for step 1", async () => {
@@ -402,7 +402,8 @@ describe("failures name the selector and the step", () => {
       .deepLocator("#stuck >> #body")
       .textContent({ timeout: 500 })
       .catch((e: unknown) => e);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Not the minute the frame takes to load.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(error).toMatchObject({ name: "ServiceIframeError" });
     expect((error as Error).message).toContain('step 1 (#stuck) of "#stuck >> #body"');
   });

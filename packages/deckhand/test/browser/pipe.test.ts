@@ -135,7 +135,8 @@ describe("a browser launched with debuggingPort: false", () => {
     }
     const started = Date.now();
     await expect(pending).rejects.toBeInstanceOf(ServiceError);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // At once, not after some timeout of its own: only a stall takes this long.
+    expect(Date.now() - started).toBeLessThan(30_000);
     await expect(page.evaluate("1")).rejects.toBeInstanceOf(ServiceBrowserClosedError);
     expect(browser.isConnected()).toBe(false);
     await closeAndCheck(browser, launched);

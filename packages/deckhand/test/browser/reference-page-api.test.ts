@@ -129,7 +129,8 @@ describe("waiting", () => {
       await expect(page.goto(fx.site.url("never-loads.html"), { timeoutMs: 400 })).rejects.toThrow(
         ServiceTimeoutError,
       );
-      expect(Date.now() - started).toBeLessThan(5000);
+      // The page never finishes loading: only the 400 ms timeout ends the wait, and only a stall takes this long.
+      expect(Date.now() - started).toBeLessThan(30_000);
       await expect(page.goto(fx.site.url("index.html"), { timeout: 1, timeoutMs: 2 })).rejects.toThrow(
         ServiceInvalidArgumentError,
       );

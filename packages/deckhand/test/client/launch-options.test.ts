@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, readlink, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -231,6 +232,76 @@ describe("userDataDir and viewport", () => {
       expect(await dh.page.evaluate("[innerWidth, innerHeight]")).toEqual([1000, 640]);
       const second = await dh.context.newPage();
       expect(await second.evaluate("[innerWidth, innerHeight]")).toEqual([1000, 640]);
+    });
+  });
+});
+
+describe("a long TMPDIR", () => {
+  // Chrome makes its process-singleton socket under its TMPDIR, and a socket's path has at most 107
+  // bytes: under a TMPDIR of 150 characters it used to abort at start ("Socket path too long").
+  async function withLongTmpdir(fn: (long: string) => Promise<void>): Promise<void> {
+    const base = join(tmpdir(), "deckhand-test-longtmp-");
+    const long = base + "x".repeat(150 - base.length);
+    await mkdir(long);
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = long;
+    try {
+      expect(tmpdir()).toHaveLength(150);
+      await fn(long);
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+      await rm(long, { recursive: true, force: true });
+    }
+  }
+
+  /** The browser's TMPDIR and where its profile's SingletonSocket link leads. */
+  async function chromeTemp(dh: Deckhand): Promise<{ tmp: string; socket: string; profile: string }> {
+    const { pid, profile } = await browserProcess(dh);
+    const environ = (await readFile(`/proc/${pid}/environ`, "utf8")).split("\0");
+    const tmp = environ.find((entry) => entry.startsWith("TMPDIR="))?.slice("TMPDIR=".length) ?? "";
+    return { tmp, socket: await readlink(join(profile, "SingletonSocket")), profile };
+  }
+
+  test("a browser on a temporary profile starts, its socket in a short directory, and leaves nothing", async () => {
+    await withLongTmpdir(async (long) => {
+      const dh = await startDeckhand();
+      let seen: { tmp: string; socket: string; profile: string };
+      try {
+        seen = await chromeTemp(dh);
+        // The profile is where the caller's TMPDIR says; Chrome's own files are where they fit.
+        expect(seen.profile.startsWith(`${long}/`)).toBe(true);
+        expect(seen.socket.startsWith(`${seen.tmp}/`)).toBe(true);
+        expect(seen.socket.length).toBeLessThanOrEqual(107);
+        await dh.page.goto(site.url("form.html"));
+        expect(await dh.page.locator("#username").count()).toBe(1);
+      } finally {
+        await dh.close();
+      }
+      expect(await waitForNoChrome(seen.profile)).toEqual([]);
+      expect(existsSync(seen.profile)).toBe(false);
+      expect(existsSync(seen.tmp)).toBe(false);
+    });
+  });
+
+  test("so does a browser on the caller's own profile", async () => {
+    await withLongTmpdir(async (long) => {
+      const dir = await mkdtemp(join(long, "profile-"));
+      const dh = await startDeckhand({ userDataDir: dir });
+      let seen: { tmp: string; socket: string; profile: string };
+      try {
+        seen = await chromeTemp(dh);
+        expect(seen.profile).toBe(dir);
+        expect(seen.socket.startsWith(`${seen.tmp}/`)).toBe(true);
+        await dh.page.goto(site.url("form.html"));
+        expect(await dh.page.locator("#username").count()).toBe(1);
+      } finally {
+        await dh.close();
+      }
+      expect(await waitForNoChrome(dir)).toEqual([]);
+      // The profile is the caller's and stays; Deckhand's scratch directory goes.
+      expect(existsSync(dir)).toBe(true);
+      expect(existsSync(seen.tmp)).toBe(false);
     });
   });
 });

@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { match, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
-import { Deckhand } from "deckhand";
+import { captureStepScreenshot, Deckhand } from "deckhand";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testOptions } from "../support/browser.ts";
+import { startDeckhand, testOptions } from "../support/browser.ts";
 
 const SECRET = "report-secret-value-42";
 
@@ -109,5 +109,38 @@ describe("report option", () => {
 
   it("is for LOCAL runs: a REMOTE instance with it is refused, naming the option", () => {
     expect(() => new Deckhand({ env: "REMOTE", report: dir })).toThrow(/report/);
+  });
+});
+
+describe("a step's screenshot", () => {
+  it("is given up, not taken of the next page, when the tab navigates while it is taken", async () => {
+    const dh = await startDeckhand();
+    try {
+      const page = dh.context.activePage()!;
+      await page.goto(site.url("actions.html"));
+      // The page draws nothing more: an open alert holds it, and once the navigation closes the
+      // alert its script never returns. So the capture cannot be answered with this page, and the
+      // next one (of another site: another renderer) commits first.
+      const dialogShown = new Promise<void>((resolve) => page.on("dialog", () => resolve()));
+      await page.evaluate(() => {
+        setTimeout(() => {
+          alert("hold the picture");
+          for (;;);
+        }, 0);
+      });
+      await dialogShown;
+      // Given a minute: before, such a capture was never answered and waited for its timeout (the
+      // service's next operation with it); half of it is a bound only a stall reaches.
+      const started = Date.now();
+      const shot = captureStepScreenshot(page, { timeoutMs: 60_000 });
+      await page.goto(site.crossUrl("form.html"));
+      expect(page.url()).toBe(site.crossUrl("form.html"));
+      expect(await shot).toBeNull();
+      expect(Date.now() - started).toBeLessThan(30_000);
+      // The next capture, of the page now shown, works.
+      expect((await captureStepScreenshot(page))?.length).toBeGreaterThan(1000);
+    } finally {
+      await dh.close();
+    }
   });
 });

@@ -103,12 +103,13 @@ describe("pool browsers have no DevTools port", () => {
         const [tab] = await attacker.pages();
         const session = await attacker.attach(tab!.targetId);
         // As an attacker would: find the ports that speak HTTP (a DevTools endpoint does), then try
-        // the browser-level WebSocket on each.
+        // the browser-level WebSocket on each. All at once, each given 20 s: a refused attempt ends
+        // at once, and the control's must open even on a loaded machine (a 2 s limit was reached).
         const probe = `(async () => {
           const ports = ${JSON.stringify(ports)};
           const ids = ${JSON.stringify(ids)};
           const http = (await Promise.all(ports.map((port) =>
-            fetch("http://127.0.0.1:" + port + "/json/version", { mode: "no-cors", signal: AbortSignal.timeout(2000) })
+            fetch("http://127.0.0.1:" + port + "/json/version", { mode: "no-cors", signal: AbortSignal.timeout(20000) })
               .then(() => port, () => undefined)))).filter(Boolean);
           const open = [];
           const attempt = (port, name, id) => new Promise((resolve) => {
@@ -117,9 +118,9 @@ describe("pool browsers have no DevTools port", () => {
             const done = () => { try { ws.close(); } catch {} resolve(); };
             ws.onopen = () => { open.push(name + "@" + port); done(); };
             ws.onerror = done;
-            setTimeout(done, 2000);
+            setTimeout(done, 20000);
           });
-          for (const port of http) for (const [name, id] of Object.entries(ids)) await attempt(port, name, id);
+          await Promise.all(http.flatMap((port) => Object.entries(ids).map(([name, id]) => attempt(port, name, id))));
           return http.length + ";" + open.join(",");
         })()`;
         const { result } = await attacker.call<{ result: { value: string } }>(

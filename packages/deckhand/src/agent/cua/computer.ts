@@ -6,6 +6,7 @@ import type { Page } from "../../browser/page.ts";
 import { waitForSettled } from "../../browser/settle.ts";
 import type { Deadline } from "../../deadline.ts";
 import { ServiceInvalidArgumentError } from "../../errors.ts";
+import { agentPageUrl } from "../agent-url.ts";
 import {
   drawCursor,
   markFocusedField,
@@ -327,24 +328,14 @@ export class Computer {
   }
 }
 
-const ALLOWED_SCHEMES = new Set(["http:", "https:"]);
-
 /**
- * The URL a model asked to open, if it is one of the web: models write "example.com" (taken as
- * https), and a page's text can talk a model into anything, so file:, chrome:, javascript: and the
- * like are refused (an allow-list: the machine's files and the browser's own pages are not the task's).
+ * The URL a model asked to open, if the agent may open it: models write "example.com" (taken as
+ * https), and a page's text can talk a model into anything, so the rule is the one every untrusted
+ * caller obeys (agent-url.ts: http, https, data: and about:blank; file:, chrome:, javascript: and the
+ * like are refused: the machine's files and the browser's own pages are not the task's).
  */
 export function webUrl(url: string): string {
   const trimmed = url.trim();
   const withScheme = /^[a-z][a-z0-9+.-]*:/i.test(trimmed) ? trimmed : `https://${trimmed}`;
-  let parsed: URL;
-  try {
-    parsed = new URL(withScheme);
-  } catch {
-    throw new ServiceInvalidArgumentError(`${JSON.stringify(url.slice(0, 200))} is not a URL.`);
-  }
-  if (ALLOWED_SCHEMES.has(parsed.protocol) || parsed.href === "about:blank") return parsed.href;
-  throw new ServiceInvalidArgumentError(
-    `${parsed.protocol} URLs cannot be opened in computer-use mode: only http:, https: and about:blank can.`,
-  );
+  return agentPageUrl(withScheme);
 }
