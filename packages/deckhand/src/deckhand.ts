@@ -43,7 +43,14 @@ import type {
   HistoryEntry,
   ModelConfiguration,
 } from "./types.ts";
-import { RESOLVED_WITHOUT_MODEL } from "./types.ts";
+import {
+  RECORDED,
+  RECORDED_STEPS,
+  type RecordedOperation,
+  type RecordedStep,
+  RESOLVED_WITHOUT_MODEL,
+} from "./types.ts";
+import { type ExportScriptOptions, exportScript, isScriptFormat, SCRIPT_FORMATS } from "./export/script.ts";
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
 
@@ -270,6 +277,8 @@ export class Deckhand {
     registerVariables(options.variables, this.redactor);
     this.report?.addSecrets(variableValues(options.variables));
     const started = performance.now();
+    const startedAt = Date.now();
+    const startUrl = page.url();
     const call = { ...this.callOptions(options), input, variables: options.variables };
     const result = await this.reported(
       "act",
@@ -294,7 +303,56 @@ export class Deckhand {
       },
       withoutModel ? { ...result, resolvedWithoutModel: true } : result,
     );
+    this.recordSteps(page, input, options, result, startUrl, startedAt);
     return result;
+  }
+
+  /**
+   * Keeps what an act did for the script exports (LOCAL: the REMOTE driver's results carry no
+   * steps; the service records its own): where it ran and its recorded steps, on the result
+   * (RECORDED, for the service's replay record) and in the instance's record.
+   */
+  private recordSteps(
+    page: Page,
+    input: string | Action,
+    options: ActOptions,
+    result: ActResult,
+    startUrl: string,
+    timestamp: number,
+  ): void {
+    const steps = (result as { [RECORDED_STEPS]?: RecordedStep[] })[RECORDED_STEPS];
+    if (!steps) return;
+    const recorded: RecordedOperation = {
+      page: page.targetId,
+      startUrl,
+      endUrl: page.isClosed() ? startUrl : page.url(),
+      steps,
+    };
+    Object.defineProperty(result, RECORDED, { value: recorded, enumerable: false });
+    this.historyRecorder.recordRow({
+      method: "act",
+      parameters: { input: this.redactor.maskValue(input), options: this.recordable(options) },
+      result: { ...(this.redactor.maskValue({ ...result }) as Record<string, unknown>), recorded },
+      timestamp,
+    });
+  }
+
+  /**
+   * The run so far as a script: `playwright-test` (default), a @playwright/test spec that does
+   * what the run did with no Deckhand and no model, or `deckhand`, act(action) steps that run with
+   * no model while the page is unchanged and find a moved element again with it. Variables stay
+   * `%name%` in the record and are read from the environment by the script; their values are
+   * never written. REMOTE: the service exports its record of the session.
+   */
+  async exportScript(options: ExportScriptOptions = {}): Promise<string> {
+    this.ready("exportScript()");
+    if (options.format !== undefined && !isScriptFormat(options.format)) {
+      throw new ServiceInvalidArgumentError(
+        `exportScript() format must be one of ${SCRIPT_FORMATS.join(", ")}; got ${JSON.stringify(options.format)}.`,
+      );
+    }
+    if (this.driver.exportScript) return this.driver.exportScript(options);
+    return exportScript(this.historyRecorder.recordedRows(), { ...options, recordedIn: "a LOCAL run" });
   }
 
   /**
@@ -323,6 +381,12 @@ export class Deckhand {
       () => this.underDeadline("observe()", options, (deadline) => this.driver.observe(page, call, deadline)),
     );
     this.historyRecorder.record("observe", { instruction, options: this.recordable(options) }, actions);
+    this.historyRecorder.recordRow({
+      method: "observe",
+      parameters: { instruction, options: this.recordable(options) },
+      result: { actions: this.redactor.maskValue(actions) },
+      timestamp: Date.now(),
+    });
     return actions;
   }
 
@@ -368,6 +432,17 @@ export class Deckhand {
       () => this.underDeadline("extract()", options, (deadline) => this.driver.extract(page, call, deadline)),
     );
     this.historyRecorder.record("extract", { instruction: first, options: this.recordable(options) }, data);
+    const masked = this.redactor.maskValue(data);
+    this.historyRecorder.recordRow({
+      method: "extract",
+      parameters: { instruction: first, options: this.recordable(options) },
+      // As the service's replay record keeps it: an object as it is, anything else as { value }.
+      result:
+        masked !== null && typeof masked === "object" && !Array.isArray(masked)
+          ? (masked as Record<string, unknown>)
+          : { value: masked },
+      timestamp: Date.now(),
+    });
     return data;
   }
 

@@ -10,6 +10,7 @@ import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
 import type { Page } from "./browser/page.ts";
 import type { Deadline } from "./deadline.ts";
+import type { ExportScriptOptions } from "./export/script.ts";
 import type { SchemaInput } from "./llm/schema.ts";
 import type { Action, ActResult, DeckhandMetrics, ModelConfiguration, Variables } from "./types.ts";
 
@@ -78,4 +79,6 @@ export interface Driver {
   /** Ends the instance: closes or disconnects the browser, ends or leaves the session, as the options say. */
   close(browser: Browser | undefined, force: boolean): Promise<void>;
   readonly session: SessionInfo;
+  /** REMOTE: the script of the session, as the service exports it (LOCAL exports its own record). */
+  exportScript?(options: ExportScriptOptions): Promise<string>;
 }

@@ -145,4 +145,14 @@ export {
   toolNamed,
 } from "./tools/definitions.ts";
 export type * from "./types.ts";
+/** @internal The recorded operation on an ActResult (the service copies it into its replay record). */
+export { RECORDED } from "./types.ts";
+export {
+  type ExportScriptOptions,
+  exportScript,
+  isScriptFormat,
+  SCRIPT_FORMATS,
+  type ScriptFormat,
+} from "./export/script.ts";
+export type { RecordedRow } from "./export/steps.ts";
 export { actionOnTheWire, actResultOnTheWire } from "./wire.ts";

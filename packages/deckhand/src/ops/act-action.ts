@@ -4,10 +4,10 @@
 // different element, and an element that cannot take the method is a failure, not a heal.
 
 import { MissingLLMConfigurationError } from "../errors.ts";
-import type { Action, ActResult, Variables } from "../types.ts";
-import { failureText, whatIsAt } from "./act-common.ts";
+import type { Action, ActResult, RecordedStep, Variables } from "../types.ts";
+import { failureText, performStep, whatIsAt, withRecordedSteps } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { elementMoved, isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { elementMoved, isRecoverable, type StepTarget } from "./execute.ts";
 import { normalizeMethod } from "./methods.ts";
 import { observe } from "./observe.ts";
 
@@ -20,11 +20,26 @@ export async function actOnAction(
   const args = action.arguments ?? [];
   const remembered = ctx.observed.find(action);
   const description = action.description || `${method} ${action.selector}`;
-  const one = (success: boolean, message: string, selector = action.selector): ActResult => ({
-    success,
-    message,
-    actionDescription: description,
-    actions: [{ selector, description, method, arguments: args }],
+  const one = (
+    success: boolean,
+    message: string,
+    selector = action.selector,
+    recorded?: RecordedStep,
+  ): ActResult =>
+    withRecordedSteps(
+      {
+        success,
+        message,
+        actionDescription: description,
+        actions: [{ selector, description, method, arguments: args }],
+      },
+      recorded ? [recorded] : [],
+    );
+  /** What the element is, for the record (a variable's value in its name kept as its %name%). */
+  const identity = (facts: { role: string; name: string } | undefined) => ({
+    description,
+    role: facts?.role ?? "",
+    name: ctx.redactor.mask(facts?.name ?? ""),
   });
 
   let target: StepTarget | undefined;
@@ -33,8 +48,9 @@ export async function actOnAction(
   let moved = true;
   // Whatever kind of selector came in, the result names the element by its XPath.
   let performedAt = action.selector;
+  let now: Awaited<ReturnType<typeof whatIsAt>>;
   if (action.selector) {
-    const now = await whatIsAt(ctx, action.selector);
+    now = await whatIsAt(ctx, action.selector);
     if (!now) problem = `${JSON.stringify(action.selector)} no longer leads to an element`;
     else if (
       remembered &&
@@ -50,8 +66,8 @@ export async function actOnAction(
 
   if (!problem) {
     try {
-      await runStep(ctx, target, method, args, variables);
-      return one(true, `Done: ${description}.`, performedAt);
+      const recorded = await performStep(ctx, target, method, args, variables, identity(now));
+      return one(true, `Done: ${description}.`, performedAt, { ...recorded, selector: performedAt });
     } catch (error) {
       if (!isRecoverable(error)) throw error;
       problem = failureText(error);
@@ -65,11 +81,19 @@ export async function actOnAction(
     const [found] = await observe(ctx, { instruction: `Find: ${description}`, variables, metricsAs: "act" });
     if (!found) return one(false, `Not done: ${problem}, and nothing on the page matches "${description}".`);
     const healed = await whatIsAt(ctx, found.selector);
-    await runStep(ctx, { selector: found.selector, expectedNode: healed?.node }, method, args, variables);
+    const recorded = await performStep(
+      ctx,
+      { selector: found.selector, expectedNode: healed?.node },
+      method,
+      args,
+      variables,
+      identity(healed),
+    );
     return one(
       true,
       `Done: ${description}. (Self-healed: ${problem}; found it again at ${found.selector}.)`,
       found.selector,
+      recorded,
     );
   } catch (error) {
     if (error instanceof MissingLLMConfigurationError)

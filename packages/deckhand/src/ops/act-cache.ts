@@ -5,9 +5,9 @@
 
 import type { ActionCache, CachedStep } from "../cache/action-cache.ts";
 import type { Variables } from "../types.ts";
-import { type Performed, whatIsAt } from "./act-common.ts";
+import { type Performed, performStep, whatIsAt } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { isRecoverable, type StepTarget } from "./execute.ts";
 import { knownMethod, normalizeMethod } from "./methods.ts";
 
 /** The cached steps for `key`, replayed, or undefined when there is no usable entry or the page changed. */
@@ -45,8 +45,10 @@ async function replayCached(
       if (!now || now.role !== step.role || ctx.redactor.mask(now.name) !== step.name) return undefined;
       target = { selector: step.selector, expectedNode: now.node };
     }
+    let recorded: CachedStep;
     try {
-      await runStep(ctx, target, normalizeMethod(step.method), step.arguments, variables);
+      // Recorded again: the locators are checked on the page as it is now.
+      recorded = await performStep(ctx, target, normalizeMethod(step.method), step.arguments, variables, step);
     } catch (error) {
       if (isRecoverable(error)) return undefined;
       throw error;
@@ -58,7 +60,7 @@ async function replayCached(
         method: step.method,
         arguments: step.arguments,
       },
-      step,
+      step: { ...recorded, method: step.method },
     });
   }
   return performed;

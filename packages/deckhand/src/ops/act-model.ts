@@ -12,9 +12,9 @@ import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../er
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import type { ActResult, Variables } from "../types.ts";
 import { replayFromCache } from "./act-cache.ts";
-import { actResult, failureText, type Performed } from "./act-common.ts";
+import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep, type StepTarget } from "./execute.ts";
+import { isRecoverable, type StepTarget } from "./execute.ts";
 import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
@@ -294,17 +294,14 @@ async function performAnswer(
   const args = [...answer.arguments];
   if (method === "dragAndDrop" && args[0])
     args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
-  await runStep(ctx, target, method, args, variables);
+  const step = await performStep(ctx, target, method, args, variables, {
+    description: answer.description,
+    role,
+    name,
+  });
   return {
-    action: { selector: target?.selector ?? "", description: answer.description, method, arguments: args },
-    step: {
-      selector: target?.selector ?? "",
-      method,
-      arguments: args,
-      description: answer.description,
-      role,
-      name,
-    },
+    action: { selector: step.selector, description: answer.description, method, arguments: args },
+    step,
   };
 }
 

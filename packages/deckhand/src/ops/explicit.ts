@@ -24,9 +24,9 @@
 import { domRuntime } from "../browser/in-page.ts";
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import { type ActResult, RESOLVED_WITHOUT_MODEL, type Variables } from "../types.ts";
-import { actResult, failureText, type Performed } from "./act-common.ts";
+import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep } from "./execute.ts";
+import { isRecoverable } from "./execute.ts";
 import type { ActMethod } from "./methods.ts";
 
 // ---------- the grammar ----------
@@ -1047,11 +1047,12 @@ async function perform(
     method = plan.method as ActMethod;
   }
   const args = plan.argument !== undefined && method !== "click" && method !== "check" ? [plan.argument] : [];
-  await runStep(ctx, on ? { selector, expectedNode } : undefined, method, args, variables);
-  return {
-    action: { selector, description, method, arguments: args },
-    step: { selector, method, arguments: args, description, role, name },
-  };
+  const step = await performStep(ctx, on ? { selector, expectedNode } : undefined, method, args, variables, {
+    description,
+    role,
+    name,
+  });
+  return { action: { selector, description, method, arguments: args }, step };
 }
 
 /** The act method for a step on an element of this role and tag. */

@@ -17,6 +17,7 @@ import type {
   PageTextCall,
   SessionInfo,
 } from "../driver.ts";
+import type { ExportScriptOptions } from "../export/script.ts";
 import { ServiceError, ServiceInitError, ServiceInvalidArgumentError } from "../errors.ts";
 import type { DeckhandLog } from "../log.ts";
 import type { ResolvedOptions } from "../options.ts";
@@ -135,6 +136,10 @@ export class RemoteDriver implements Driver {
 
   metrics(): Promise<DeckhandMetrics> {
     return this.remote.metrics();
+  }
+
+  exportScript(options: ExportScriptOptions): Promise<string> {
+    return this.remote.exportScript(options);
   }
 
   async close(browser: Browser | undefined): Promise<void> {

@@ -2,6 +2,7 @@
 // the service's log lines arrive as they happen); the page API goes through the service's CDP
 // proxy, so `page.goto`, locators and screenshots work exactly as in LOCAL mode.
 
+import type { ExportScriptOptions } from "../export/script.ts";
 import { Browser } from "../browser/browser.ts";
 import {
   MissingEnvironmentVariableError,
@@ -315,6 +316,13 @@ export class RemoteSession {
       }
     }
     return recorder.snapshot();
+  }
+
+  /** The session's script, as the service exports its replay record (GET /sessions/{id}/script). */
+  async exportScript(options: ExportScriptOptions): Promise<string> {
+    const query = new URLSearchParams({ format: options.format ?? "playwright-test" });
+    if (options.assertExtracts) query.set("assertExtracts", "true");
+    return this.client.request<string>("GET", `${this.path("script")}?${query}`);
   }
 
   /** Ends the session on the service (its browser context is released there). */
