@@ -18,6 +18,7 @@ import {
   ServiceInvalidArgumentError,
   ServiceNotInitializedError,
 } from "./errors.ts";
+import { type ExportScriptOptions, exportScript, isScriptFormat, SCRIPT_FORMATS } from "./export/script.ts";
 import { HistoryRecorder } from "./history.ts";
 import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "./llm/schema.ts";
 import { LocalDriver } from "./local/local-driver.ts";
@@ -46,11 +47,10 @@ import type {
 import {
   RECORDED,
   RECORDED_STEPS,
+  RESOLVED_WITHOUT_MODEL,
   type RecordedOperation,
   type RecordedStep,
-  RESOLVED_WITHOUT_MODEL,
 } from "./types.ts";
-import { type ExportScriptOptions, exportScript, isScriptFormat, SCRIPT_FORMATS } from "./export/script.ts";
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
 

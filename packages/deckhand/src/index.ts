@@ -70,6 +70,14 @@ export {
 } from "./cache/action-cache.ts";
 export { Deckhand, DeckhandAgent } from "./deckhand.ts";
 export * from "./errors.ts";
+export {
+  type ExportScriptOptions,
+  exportScript,
+  isScriptFormat,
+  SCRIPT_FORMATS,
+  type ScriptFormat,
+} from "./export/script.ts";
+export type { RecordedRow } from "./export/steps.ts";
 export type {
   JSONSchema,
   LLMClient,
@@ -147,12 +155,4 @@ export {
 export type * from "./types.ts";
 /** @internal The recorded operation on an ActResult (the service copies it into its replay record). */
 export { RECORDED } from "./types.ts";
-export {
-  type ExportScriptOptions,
-  exportScript,
-  isScriptFormat,
-  SCRIPT_FORMATS,
-  type ScriptFormat,
-} from "./export/script.ts";
-export type { RecordedRow } from "./export/steps.ts";
 export { actionOnTheWire, actResultOnTheWire } from "./wire.ts";

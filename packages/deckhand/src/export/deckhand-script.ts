@@ -19,7 +19,8 @@ export function deckhandScript(plan: ScriptPlan, header: string[]): string {
         break;
       case "act": {
         const { selector, description, method, arguments: args } = step.step;
-        if (step.instruction && step.instruction !== description) body.push(comment(`act: ${step.instruction}`));
+        if (step.instruction && step.instruction !== description)
+          body.push(comment(`act: ${step.instruction}`));
         const names = [...new Set(args.flatMap(variableTokens))];
         const action = `{ selector: ${str(selector)}, description: ${str(description)}, method: ${str(method)}, arguments: ${JSON.stringify(args)} }`;
         const vars = names.length
@@ -52,6 +53,7 @@ export function deckhandScript(plan: ScriptPlan, header: string[]): string {
     "/** A variable of the run, read from the environment (its value is never written here). */",
     "function variable(name: string): string {",
     "  const value = process.env[name];",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
     "  if (value === undefined) throw new Error(`Set the environment variable ${name}: the run used it.`);",
     "  return value;",
     "}",
@@ -69,7 +71,9 @@ export function deckhandScript(plan: ScriptPlan, header: string[]): string {
     "/** Runs one recorded step; says so when its element had to be found again. */",
     "async function step(action: Action, variables: Record<string, string> = {}, on: Page = page): Promise<void> {",
     "  const result = await dh.act(action, { variables, page: on });",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
     "  if (!result.success) throw new Error(`${action.description}: ${result.message}`);",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
     '  if (result.message.includes("Self-healed")) console.log(`healed: ${result.message}`);',
     "}",
     "",

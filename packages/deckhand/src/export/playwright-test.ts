@@ -24,7 +24,9 @@ function valueCode(text: string, used: Set<string>): string {
   return parts
     .map((p) => {
       const m = /^%([A-Za-z_][\w-]*)%$/.exec(p);
-      return m ? `\${variable(${str(envName(m[1]!))})}` : p.replace(/[`\\]/g, "\\$&").replace(/\$\{/g, "\\${");
+      return m
+        ? `\${variable(${str(envName(m[1]!))})}`
+        : p.replace(/[`\\]/g, "\\$&").replace(/\$\{/g, "\\${");
     })
     .join("")
     .replace(/^/, "`")
@@ -49,7 +51,10 @@ function locatorCode(locator: StepLocator): string {
 }
 
 /** The element's locator from the tab's page, through its frames; undefined with the reason when there is none. */
-export function elementCode(page: string, locators: StepLocators | undefined): { code?: string; why?: string } {
+export function elementCode(
+  page: string,
+  locators: StepLocators | undefined,
+): { code?: string; why?: string } {
   if (!locators) return { why: "its element was not checked for a unique locator when it ran" };
   if (locators.unaddressable || locators.candidates.length === 0)
     return { why: locators.unaddressable ?? "no locator matched it alone" };
@@ -59,7 +64,12 @@ export function elementCode(page: string, locators: StepLocators | undefined): {
 }
 
 /** Playwright's call for a method on a locator `el` (or on the page when the step has no element). */
-function actionCode(step: ScriptStep & { kind: "act" }, el: string | undefined, page: string, used: Set<string>) {
+function actionCode(
+  step: ScriptStep & { kind: "act" },
+  el: string | undefined,
+  page: string,
+  used: Set<string>,
+) {
   const { method } = step.step;
   const arg = step.step.arguments[0] ?? "";
   const v = () => valueCode(arg, used);
@@ -137,7 +147,11 @@ export function playwrightTest(plan: ScriptPlan, header: string[], options: Play
       case "act": {
         n++;
         const label = `Step ${n} (${step.step.description})`;
-        body.push(comment(`${step.step.description}${step.instruction && step.instruction !== step.step.description ? ` (act: ${step.instruction})` : ""}`));
+        body.push(
+          comment(
+            `${step.step.description}${step.instruction && step.instruction !== step.step.description ? ` (act: ${step.instruction})` : ""}`,
+          ),
+        );
         const el = step.step.selector ? elementCode(page, step.step.locators) : { code: undefined };
         const code = el.why ? undefined : actionCode(step, el.code, page, used);
         if (code === undefined) {
@@ -180,6 +194,7 @@ export function playwrightTest(plan: ScriptPlan, header: string[], options: Play
       "/** A variable of the run, read from the environment (its value is never written here). */",
       "function variable(name: string): string {",
       "  const value = process.env[name];",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
       "  if (value === undefined) throw new Error(`Set the environment variable ${name}: the run used it.`);",
       "  return value;",
       "}",

@@ -68,7 +68,14 @@ function formatted(text: string): string {
   // Run outside any project, so that no biome.json around it changes the result.
   const out = spawnSync(
     process.execPath,
-    [bin, "format", "--stdin-file-path=script.ts", "--indent-style=space", "--indent-width=2", "--line-width=80"],
+    [
+      bin,
+      "format",
+      "--stdin-file-path=script.ts",
+      "--indent-style=space",
+      "--indent-width=2",
+      "--line-width=80",
+    ],
     { input: text, encoding: "utf8", timeout: 10_000, cwd: tmpdir() },
   );
   return out.status === 0 && out.stdout ? out.stdout : text;

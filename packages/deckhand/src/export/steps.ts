@@ -38,7 +38,9 @@ export interface ScriptPlan {
 
 function recordedOf(result: Record<string, unknown>): RecordedOperation | undefined {
   const recorded = result.recorded as RecordedOperation | undefined;
-  return recorded && typeof recorded.page === "string" && Array.isArray(recorded.steps) ? recorded : undefined;
+  return recorded && typeof recorded.page === "string" && Array.isArray(recorded.steps)
+    ? recorded
+    : undefined;
 }
 
 function instructionOf(row: RecordedRow): string {
@@ -105,7 +107,8 @@ export function planScript(rows: readonly RecordedRow[]): ScriptPlan {
           kind: "missing",
           tab,
           instruction,
-          why: row.result.success === false ? String(row.result.message ?? "it failed") : "it performed no step",
+          why:
+            row.result.success === false ? String(row.result.message ?? "it failed") : "it performed no step",
         });
       }
       for (const step of recorded.steps) {

@@ -48,7 +48,14 @@ async function replayCached(
     let recorded: CachedStep;
     try {
       // Recorded again: the locators are checked on the page as it is now.
-      recorded = await performStep(ctx, target, normalizeMethod(step.method), step.arguments, variables, step);
+      recorded = await performStep(
+        ctx,
+        target,
+        normalizeMethod(step.method),
+        step.arguments,
+        variables,
+        step,
+      );
     } catch (error) {
       if (isRecoverable(error)) return undefined;
       throw error;

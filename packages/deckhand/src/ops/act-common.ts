@@ -2,8 +2,8 @@
 // of a step performed, the result they give, what a selector leads to now, and the one place a
 // step is performed and recorded (performStep: the record-time locator check, then the step).
 
-import { recordLocators } from "../snapshot/locators.ts";
 import { describeElement, type ElementFacts } from "../snapshot/describe.ts";
+import { recordLocators } from "../snapshot/locators.ts";
 import {
   type Action,
   type ActResult,
@@ -68,7 +68,10 @@ export async function whatIsAt(ctx: OperationContext, selector: string): Promise
  * page an exported script's locator will meet (after a click the element may be gone with its
  * page). A check that cannot be made leaves the step without locators; it never fails the step.
  */
-async function locatorsBeforeStep(ctx: OperationContext, selector: string): Promise<StepLocators | undefined> {
+async function locatorsBeforeStep(
+  ctx: OperationContext,
+  selector: string,
+): Promise<StepLocators | undefined> {
   try {
     const { frame, handle } = await ctx.page
       .deepLocator(selector)

@@ -17,8 +17,8 @@ import type {
   PageTextCall,
   SessionInfo,
 } from "../driver.ts";
-import type { ExportScriptOptions } from "../export/script.ts";
 import { ServiceError, ServiceInitError, ServiceInvalidArgumentError } from "../errors.ts";
+import type { ExportScriptOptions } from "../export/script.ts";
 import type { DeckhandLog } from "../log.ts";
 import type { ResolvedOptions } from "../options.ts";
 import type { Action, ActResult, DeckhandMetrics, ExtractPageTextResult } from "../types.ts";

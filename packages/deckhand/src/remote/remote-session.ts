@@ -2,7 +2,6 @@
 // the service's log lines arrive as they happen); the page API goes through the service's CDP
 // proxy, so `page.goto`, locators and screenshots work exactly as in LOCAL mode.
 
-import type { ExportScriptOptions } from "../export/script.ts";
 import { Browser } from "../browser/browser.ts";
 import {
   MissingEnvironmentVariableError,
@@ -11,6 +10,7 @@ import {
   ServiceInitError,
   ZodSchemaValidationError,
 } from "../errors.ts";
+import type { ExportScriptOptions } from "../export/script.ts";
 import { type SchemaInput, toResponseSchema } from "../llm/schema.ts";
 import type { DeckhandLog } from "../log.ts";
 import { type MetricsOperation, MetricsRecorder } from "../metrics.ts";

@@ -18,14 +18,22 @@ export async function recordLocators(
   handle: ElementHandle,
   shows: (text: string) => boolean,
 ): Promise<StepLocators> {
-  const [own, frames] = await Promise.all([frame.invoke(locatorScript, "locate", handle, []), frameChain(frame)]);
+  const [own, frames] = await Promise.all([
+    frame.invoke(locatorScript, "locate", handle, []),
+    frameChain(frame),
+  ]);
   const { tag } = own;
   if (frames === undefined || frames.some(shows))
     return { tag, frames: [], candidates: [], unaddressable: "only its position tells its frame apart" };
   const candidates = own.candidates.filter((c) => !Object.values(c).some((v) => shows(v)));
   if (own.unaddressable) return { tag, frames, candidates, unaddressable: own.unaddressable };
   if (candidates.length === 0)
-    return { tag, frames, candidates, unaddressable: "every locator that tells it apart shows a variable's value" };
+    return {
+      tag,
+      frames,
+      candidates,
+      unaddressable: "every locator that tells it apart shows a variable's value",
+    };
   return { tag, frames, candidates };
 }
 

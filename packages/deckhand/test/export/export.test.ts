@@ -4,18 +4,10 @@
 // @playwright/test's types. The page effects (server-side beacons: which element got which input)
 // must be those of the recorded run. A variable's value appears in no exported file.
 
-import type { Deckhand, LogLine, Page } from "deckhand";
 import { match } from "@deckhand/testkit";
+import type { Deckhand, LogLine, Page } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  anotherDeckhand,
-  idOf,
-  MODES,
-  type OpsFixture,
-  onAct,
-  opsFixture,
-  step,
-} from "../ops/helpers.ts";
+import { anotherDeckhand, idOf, MODES, type OpsFixture, onAct, opsFixture, step } from "../ops/helpers.ts";
 import { beaconsSince, servePages } from "./pages.ts";
 import { runPlaywrightSpec, typeCheck } from "./run-exported.ts";
 
@@ -117,7 +109,9 @@ describe.each(MODES)("%s", (mode) => {
       "form",
       async (dh) => {
         await dh.page.goto(fx.site.url("/x/form.html"));
-        await actOn(dh, "type Ada Lovelace into the full name", "textbox: Full name", "fill", ["Ada Lovelace"]);
+        await actOn(dh, "type Ada Lovelace into the full name", "textbox: Full name", "fill", [
+          "Ada Lovelace",
+        ]);
         await actOn(dh, "choose Japan as the country", "combobox: Country", "selectOption", ["Japan"]);
         await actOn(dh, "subscribe to the news", "checkbox: Subscribe to news", "check");
         await actOn(dh, "pick the large size", "radio: Large", "check");
@@ -152,7 +146,11 @@ describe.each(MODES)("%s", (mode) => {
               description: "open the fruit picker",
               completed: false,
             })
-          : step({ elementId: idOf(request, "option: Cherry"), method: "click", description: "click Cherry" }),
+          : step({
+              elementId: idOf(request, "option: Cherry"),
+              method: "click",
+              description: "click Cherry",
+            }),
       );
       const result = await dh.act("pick Cherry in the fruit picker");
       rule.remove();
@@ -171,7 +169,7 @@ describe.each(MODES)("%s", (mode) => {
       await actOn(dh, "pay", "button: Pay now");
     });
     expect(recorded.sort()).toEqual(["holder=Ada", "pay=clicked"]);
-    expect(spec).toContain('locator(\'iframe[title="Payment"]\')');
+    expect(spec).toContain("locator('iframe[title=\"Payment\"]')");
     expect(spec).toContain(".contentFrame()");
   });
 

@@ -74,9 +74,15 @@ customElements.define("x-panel", class extends HTMLElement {
 </script>`,
     ),
   "/x/tabs.html": () =>
-    page("Tabs", `<a href="/x/details.html" target="_blank" onclick="beacon('open', 'details')">Open details</a>`),
+    page(
+      "Tabs",
+      `<a href="/x/details.html" target="_blank" onclick="beacon('open', 'details')">Open details</a>`,
+    ),
   "/x/details.html": () =>
-    page("Details", `<h1>Details</h1><button onclick="beacon('confirm', 'details')">Confirm details</button>`),
+    page(
+      "Details",
+      `<h1>Details</h1><button onclick="beacon('confirm', 'details')">Confirm details</button>`,
+    ),
   "/x/login.html": () =>
     page(
       "Sign in",

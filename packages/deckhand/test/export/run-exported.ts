@@ -72,19 +72,29 @@ const PLAYWRIGHT_CONFIG = `export default {
 
 /** Type-checks a TypeScript file against the installed packages' types; the compiler's output when it fails. */
 export function typeCheck(file: string, text: string): Promise<Outcome> {
-  return workspace({ [file]: text, "tsconfig.json": TSCONFIG, "package.json": '{ "type": "module" }' }, (dir) =>
-    run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir, {}),
+  return workspace(
+    { [file]: text, "tsconfig.json": TSCONFIG, "package.json": '{ "type": "module" }' },
+    (dir) => run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir, {}),
   );
 }
 
 /** Runs a Playwright spec with the real test runner. */
 export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}): Promise<Outcome> {
   return workspace(
-    { "recorded.spec.ts": spec, "playwright.config.mjs": PLAYWRIGHT_CONFIG, "package.json": '{ "type": "module" }' },
+    {
+      "recorded.spec.ts": spec,
+      "playwright.config.mjs": PLAYWRIGHT_CONFIG,
+      "package.json": '{ "type": "module" }',
+    },
     (dir) =>
       run(
         NODE,
-        [join(ROOT, "node_modules", "@playwright", "test", "cli.js"), "test", "--config", "playwright.config.mjs"],
+        [
+          join(ROOT, "node_modules", "@playwright", "test", "cli.js"),
+          "test",
+          "--config",
+          "playwright.config.mjs",
+        ],
         dir,
         env,
       ),
@@ -94,6 +104,9 @@ export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}
 /** Runs a Deckhand script (TypeScript, with the library's sources) with the pinned Node. */
 export function runDeckhandScript(script: string, env: Record<string, string> = {}): Promise<Outcome> {
   return workspace({ "script.ts": script, "package.json": '{ "type": "module" }' }, (dir) =>
-    run(NODE, ["--conditions=deckhand-source", "--no-warnings", "script.ts"], dir, { CHROME_PATH: CHROMIUM, ...env }),
+    run(NODE, ["--conditions=deckhand-source", "--no-warnings", "script.ts"], dir, {
+      CHROME_PATH: CHROMIUM,
+      ...env,
+    }),
   );
 }

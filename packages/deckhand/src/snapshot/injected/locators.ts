@@ -117,7 +117,10 @@ export function installLocators(roles: Roles, names: Names, text: TextHelpers) {
      * The locators that match `el` and nothing else in its frame, best first; or why none can.
      * `secrets`: texts a candidate must not contain (a variable's value typed into the page).
      */
-    locate(el: Element, secrets: string[]): { candidates: StepLocator[]; unaddressable?: string; tag: string } {
+    locate(
+      el: Element,
+      secrets: string[],
+    ): { candidates: StepLocator[]; unaddressable?: string; tag: string } {
       const tag = el.localName;
       const blocked = unreachable(el);
       if (blocked) return { candidates: [], unaddressable: blocked, tag };
