@@ -50,7 +50,11 @@ export const COMMON: readonly { flag: string; value?: string; means: string }[] 
     means:
       "end the kept browser after this long without a command (default 5m; ms, or with s, m or h: 90s, 10m)",
   },
-  { flag: "--output, -o", value: "file", means: "where screenshot writes its PNG (default screenshot.png)" },
+  {
+    flag: "--output, -o",
+    value: "file",
+    means: "where screenshot writes its PNG (default screenshot.png), and export its script",
+  },
   { flag: "--timeout", value: "ms", means: "give up on the operation after this many milliseconds" },
 ];
 

@@ -247,6 +247,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeFileSync(file, Buffer.from(result.output.base64, "base64"));
       extra.file = file;
     }
+    if (tool.name === "export" && parsed.common.output && result.output.kind === "text") {
+      writeFileSync(parsed.common.output, result.output.text);
+      extra.file = parsed.common.output;
+    }
     if (parsed.common.keepOpen || session.reused) extra.keptOpen = true;
     print.result(parsed, result, extra);
     return result.ok ? EXIT.done : EXIT.notDone;

@@ -221,6 +221,31 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(await waitForNoProcess(kept.userDataDir)).toEqual([]);
   });
 
+  it("exports the commands of a --keep-open browser as a Playwright spec with export -o", async () => {
+    const state = join(dir, "export-state.json");
+    const e = cleanEnv({ DECKHAND_CLI_STATE: state });
+    const file = join(dir, "recorded.spec.ts");
+    try {
+      const first = await deckhand(
+        ["act", site.url("explicit/widgets.html"), "type 'Ann' into the First name field", "--keep-open"],
+        e,
+      );
+      expect(first.code).toBe(0);
+      expect((await deckhand(["act", "select France from the Country dropdown"], e)).code).toBe(0);
+      const run = await deckhand(["export", "playwright-test", "-o", file], e);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.json).toMatchObject({ ok: true, command: "export", file });
+      const spec = readFileSync(file, "utf8");
+      expect(run.json.result).toBe(spec);
+      expect(spec).toContain(`await page.goto(${JSON.stringify(site.url("explicit/widgets.html"))});`);
+      expect(spec).toMatch(/getByRole\("textbox", \{ name: "First name", exact: true \}\)\s*\.fill\("Ann"\)/);
+      expect(spec).toMatch(/\.selectOption\("France"\)/);
+    } finally {
+      await deckhand(["close"], e);
+    }
+    expect(existsSync(`${state}.record.json`)).toBe(false);
+  });
+
   it("ends a kept browser no command used for --idle-timeout, with its profile, even when its state file is gone", async () => {
     const state = join(dir, "idle-state.json");
     const e = cleanEnv({ DECKHAND_CLI_STATE: state });
