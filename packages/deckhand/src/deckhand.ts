@@ -63,6 +63,8 @@ export class Deckhand {
   readonly redactor: SecretRedactor;
   /** @internal */
   readonly historyRecorder = new HistoryRecorder();
+  /** The options objects of the acts an agent's tools make (see agentHost). */
+  private readonly agentCalls = new WeakSet<object>();
   /** @internal */
   readonly metricsRecorder = new MetricsRecorder();
   private driver: Driver;
@@ -329,6 +331,7 @@ export class Deckhand {
       steps,
     };
     Object.defineProperty(result, RECORDED, { value: recorded, enumerable: false });
+    if (this.agentCalls.has(options)) return;
     this.historyRecorder.recordRow({
       method: "act",
       parameters: { input: this.redactor.maskValue(input), options: this.recordable(options) },
@@ -479,7 +482,12 @@ export class Deckhand {
   /** The instance as the agent's tools use it: its public act and extract, its log, secrets, metrics. */
   private agentHost(): AgentHost {
     return {
-      act: (input, options) => this.act(input, options),
+      act: (input, options) => {
+        // Its steps are exported as part of the agent run (its row), not as acts of their own.
+        const marked = { ...options };
+        this.agentCalls.add(marked);
+        return this.act(input, marked);
+      },
       extract: (instruction, schema, options) =>
         schema ? this.extract(instruction, schema, options) : this.extract(instruction, options),
       log: this.log,
@@ -501,6 +509,8 @@ export class Deckhand {
     if (typeof config.executionModel === "object") this.redactor.add(config.executionModel.apiKey);
     const call = { config, options, host: this.agentHost() };
     const started = performance.now();
+    const startedAt = Date.now();
+    const startUrl = page.url();
     if (config.stream) {
       // The stream outlives this call: its deadline ends when its result does.
       const deadline = Deadline.start("agent().execute()", { signal: options.signal });
@@ -526,7 +536,37 @@ export class Deckhand {
       steps: result.actions.length,
       ms: Math.round(performance.now() - started),
     });
+    this.recordAgentRun(page, options, result, startUrl, startedAt);
     return result;
+  }
+
+  /**
+   * Keeps an agent run for the script exports, LOCAL (the service records its own): one row, as the
+   * service's replay record keeps it, its steps being the run's actions (act with its recorded
+   * steps, goto, keys, scroll, wait).
+   */
+  private recordAgentRun(
+    page: Page,
+    options: AgentExecuteOptions,
+    result: AgentResult,
+    startUrl: string,
+    timestamp: number,
+  ): void {
+    if (this.driver.exportScript) return;
+    const recorded: RecordedOperation = {
+      page: page.targetId,
+      startUrl,
+      endUrl: page.isClosed() ? startUrl : page.url(),
+      steps: [],
+    };
+    Object.defineProperty(result, RECORDED, { value: recorded, enumerable: false });
+    const { messages: _messages, ...rest } = result as AgentResult & { messages?: unknown };
+    this.historyRecorder.recordRow({
+      method: "agentExecute",
+      parameters: { executeOptions: { instruction: this.redactor.mask(options.instruction) } },
+      result: { ...(this.redactor.maskValue(rest) as Record<string, unknown>), recorded },
+      timestamp,
+    });
   }
 
   /**

@@ -3,10 +3,27 @@
 // that each XPath still leads to the element recorded); a step whose element is gone is found again
 // by the model from its description (self-heal), and the program prints that it was.
 
-import { envName, type ScriptPlan, variableTokens } from "./steps.ts";
+import { envName, type ScriptPlan, valueCode, variableTokens } from "./steps.ts";
 
 const str = (text: string) => JSON.stringify(text);
 const comment = (text: string) => `// ${text.replace(/\s+/g, " ").trim()}`;
+
+/** A page-level step as a call on the page; undefined for a method act(action) runs itself. */
+function pageLevel(page: string, method: string, arg: string): string | undefined {
+  const used = new Set<string>();
+  switch (method) {
+    case "goto":
+      return `await ${page}.goto(${valueCode(arg, used)});`;
+    case "goBack":
+      return `await ${page}.goBack();`;
+    case "press":
+      return `await ${page}.keyPress(${valueCode(arg, used)});`;
+    case "type":
+      return `await ${page}.type(${valueCode(arg, used)});`;
+    default:
+      return undefined;
+  }
+}
 
 export function deckhandScript(plan: ScriptPlan, header: string[]): string {
   const body: string[] = [];
@@ -21,6 +38,12 @@ export function deckhandScript(plan: ScriptPlan, header: string[]): string {
         const { selector, description, method, arguments: args } = step.step;
         if (step.instruction && step.instruction !== description)
           body.push(comment(`act: ${step.instruction}`));
+        // Steps on the page itself (an agent's keys, an explicit "go to ...") go to the page.
+        const pageCall = selector ? undefined : pageLevel(page, method, args[0] ?? "");
+        if (pageCall) {
+          body.push(comment(description), pageCall);
+          break;
+        }
         const names = [...new Set(args.flatMap(variableTokens))];
         const action = `{ selector: ${str(selector)}, description: ${str(description)}, method: ${str(method)}, arguments: ${JSON.stringify(args)} }`;
         const vars = names.length
@@ -42,6 +65,9 @@ export function deckhandScript(plan: ScriptPlan, header: string[]): string {
         break;
       case "observe":
         body.push(comment(`observe: ${step.instruction || "every interactive element"}`));
+        break;
+      case "wait":
+        body.push(comment("the agent waited here"), `await ${page}.waitForTimeout(${step.ms});`);
         break;
     }
   }

@@ -4,7 +4,7 @@
 // safely becomes a test.fixme with the reason, never a locator that might hit another element.
 
 import type { StepLocator, StepLocators } from "../types.ts";
-import { envName, type ScriptPlan, type ScriptStep, variableTokens } from "./steps.ts";
+import { type ScriptPlan, type ScriptStep, valueCode, variableTokens } from "./steps.ts";
 
 export interface PlaywrightOptions {
   /** Each extract becomes an expect that the page shows what was extracted. */
@@ -12,26 +12,6 @@ export interface PlaywrightOptions {
 }
 
 const str = (text: string) => JSON.stringify(text);
-
-/** A string argument as code: a literal, or with `%name%` variables read from the environment. */
-function valueCode(text: string, used: Set<string>): string {
-  const tokens = variableTokens(text);
-  if (tokens.length === 0) return str(text);
-  for (const t of tokens) used.add(t);
-  const whole = /^%([A-Za-z_][\w-]*)%$/.exec(text);
-  if (whole) return `variable(${str(envName(whole[1]!))})`;
-  const parts = text.split(/(%[A-Za-z_][\w-]*%)/).filter((p) => p !== "");
-  return parts
-    .map((p) => {
-      const m = /^%([A-Za-z_][\w-]*)%$/.exec(p);
-      return m
-        ? `\${variable(${str(envName(m[1]!))})}`
-        : p.replace(/[`\\]/g, "\\$&").replace(/\$\{/g, "\\${");
-    })
-    .join("")
-    .replace(/^/, "`")
-    .replace(/$/, "`");
-}
 
 function locatorCode(locator: StepLocator): string {
   switch (locator.kind) {
@@ -184,6 +164,9 @@ export function playwrightTest(plan: ScriptPlan, header: string[], options: Play
       case "observe":
         body.push(comment(`observe: ${step.instruction || "every interactive element"}`));
         if (step.found.length) body.push(comment(`found: ${step.found.slice(0, 5).join("; ")}`));
+        break;
+      case "wait":
+        body.push(comment("the agent waited here"), `await ${page}.waitForTimeout(${step.ms});`);
         break;
     }
   }

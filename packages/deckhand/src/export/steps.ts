@@ -26,7 +26,9 @@ export type ScriptStep =
   /** An act that ran no step the record can replay (it failed, or was recorded before steps were). */
   | { kind: "missing"; tab: number; instruction: string; why: string }
   | { kind: "extract"; tab: number; instruction: string; value: unknown }
-  | { kind: "observe"; tab: number; instruction: string; found: string[] };
+  | { kind: "observe"; tab: number; instruction: string; found: string[] }
+  /** An agent's wait (a page that needed time it did not signal). */
+  | { kind: "wait"; tab: number; ms: number };
 
 export interface ScriptPlan {
   steps: ScriptStep[];
@@ -73,6 +75,8 @@ export function planScript(rows: readonly RecordedRow[]): ScriptPlan {
   };
 
   for (const row of rows) {
+    // The service's note of the tokens an agent's tools spent: not an operation of its own.
+    if (row.parameters.by === "agentExecute") continue;
     if (row.method === "navigate") {
       const url = typeof row.parameters.url === "string" ? row.parameters.url : undefined;
       if (!url) continue;
@@ -101,7 +105,12 @@ export function planScript(rows: readonly RecordedRow[]): ScriptPlan {
     startedAt ??= row.timestamp;
     if (urls[tab] !== recorded.startUrl) steps.push({ kind: "goto", tab, url: recorded.startUrl });
     const instruction = instructionOf(row);
-    if (row.method === "act") {
+    if (row.method === "agentExecute") {
+      for (const step of agentSteps(row.result.actions, tab, urls)) {
+        if (step.kind === "act") lastAct = step;
+        steps.push(step);
+      }
+    } else if (row.method === "act") {
       if (recorded.steps.length === 0) {
         steps.push({
           kind: "missing",
@@ -121,6 +130,74 @@ export function planScript(rows: readonly RecordedRow[]): ScriptPlan {
   return { steps, startUrl, startedAt, tabs: Math.max(tabs.size, 1) };
 }
 
+/** The deterministic steps of an agent run's actions (what its replay would do, in order). */
+function agentSteps(actions: unknown, tab: number, urls: (string | undefined)[]): ScriptStep[] {
+  if (!Array.isArray(actions)) return [];
+  const out: ScriptStep[] = [];
+  const pageStep = (instruction: string, method: string, args: string[]): ScriptStep => ({
+    kind: "act",
+    tab,
+    instruction,
+    step: { selector: "", method, arguments: args, description: instruction, role: "", name: "" },
+  });
+  for (const action of actions as {
+    type?: string;
+    arguments?: Record<string, unknown>;
+    success?: boolean;
+    playwrightArguments?: unknown;
+  }[]) {
+    if (action.success === false) continue;
+    const args = action.arguments ?? {};
+    switch (action.type) {
+      case "act":
+      case "fillForm": {
+        const instruction = typeof args.action === "string" ? args.action : `agent ${action.type}`;
+        const performed = Array.isArray(action.playwrightArguments)
+          ? (action.playwrightArguments as RecordedStep[])
+          : [];
+        for (const step of performed) {
+          out.push({
+            kind: "act",
+            tab,
+            instruction,
+            step: { ...step, role: step.role ?? "", name: step.name ?? "", arguments: step.arguments ?? [] },
+          });
+        }
+        break;
+      }
+      case "goto":
+        if (typeof args.url === "string") {
+          out.push({ kind: "goto", tab, url: args.url });
+          urls[tab] = args.url;
+        }
+        break;
+      case "navback":
+        out.push(pageStep("go back", "goBack", []));
+        break;
+      case "keys": {
+        const value = String(args.value ?? "");
+        if (args.method === "type") out.push(pageStep(`type ${value}`, "type", [value]));
+        else {
+          const times = typeof args.repeat === "number" ? args.repeat : 1;
+          for (let i = 0; i < times; i++) out.push(pageStep(`press ${value}`, "press", [value]));
+        }
+        break;
+      }
+      case "scroll":
+        out.push(
+          pageStep(`scroll ${args.direction === "up" ? "up" : "down"}`, "scrollByPage", [
+            args.direction === "up" ? "up" : "down",
+          ]),
+        );
+        break;
+      case "wait":
+        out.push({ kind: "wait", tab, ms: Number(args.timeMs ?? 0) });
+        break;
+    }
+  }
+  return out;
+}
+
 /** `%name%` tokens of a text, in order. */
 export function variableTokens(text: string): string[] {
   return [...text.matchAll(/%([A-Za-z_][\w-]*)%/g)].map((m) => m[1]!);
@@ -129,4 +206,24 @@ export function variableTokens(text: string): string[] {
 /** The environment variable a `%name%` variable is read from: NAME, upper case, `_` for anything else. */
 export function envName(variable: string): string {
   return variable.replace(/[^A-Za-z0-9]/g, "_").toUpperCase();
+}
+
+/** A string argument as code: a literal, or with `%name%` variables read from the environment. */
+export function valueCode(text: string, used: Set<string>): string {
+  const tokens = variableTokens(text);
+  if (tokens.length === 0) return JSON.stringify(text);
+  for (const t of tokens) used.add(t);
+  const whole = /^%([A-Za-z_][\w-]*)%$/.exec(text);
+  if (whole) return `variable(${JSON.stringify(envName(whole[1]!))})`;
+  const parts = text.split(/(%[A-Za-z_][\w-]*%)/).filter((p) => p !== "");
+  return parts
+    .map((p) => {
+      const m = /^%([A-Za-z_][\w-]*)%$/.exec(p);
+      return m
+        ? `\${variable(${JSON.stringify(envName(m[1]!))})}`
+        : p.replace(/[`\\]/g, "\\$&").replace(/\$\{/g, "\\${");
+    })
+    .join("")
+    .replace(/^/, "`")
+    .replace(/$/, "`");
 }

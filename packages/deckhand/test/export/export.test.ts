@@ -7,6 +7,7 @@
 import { match } from "@deckhand/testkit";
 import type { Deckhand, LogLine, Page } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { actByRules, call, scriptAgent, verifyWith } from "../agent/helpers.ts";
 import { anotherDeckhand, idOf, MODES, type OpsFixture, onAct, opsFixture, step } from "../ops/helpers.ts";
 import { beaconsSince, servePages } from "./pages.ts";
 import { runPlaywrightSpec, typeCheck } from "./run-exported.ts";
@@ -242,6 +243,36 @@ describe.each(MODES)("%s", (mode) => {
     expect(spec).toContain("test.fixme(");
     expect(spec).toContain("only its position tells it apart");
     expect(spec).not.toContain(".click()");
+  });
+
+  it("an agent run: its act, keys and wait steps", async () => {
+    const { spec, recorded } = await recordAndReplay("agent", async (dh) => {
+      await dh.page.goto(fx.site.url("/x/form.html"));
+      const rules = actByRules(fx.model, [
+        { when: /full name/, line: "textbox: Full name", method: "fill", args: ["Grace Hopper"] },
+        { when: /place the order/, line: "button: Place order", method: "click" },
+      ]);
+      const verdict = verifyWith(fx.model, () => true);
+      const turns = scriptAgent(fx.model, [
+        [call("act", { action: "type Grace Hopper into the full name" })],
+        [call("keys", { method: "press", value: "Tab" })],
+        [call("wait", { timeMs: 10 })],
+        [call("act", { action: "place the order" })],
+        [call("done", { reasoning: "The order is placed", taskComplete: true })],
+      ]);
+      try {
+        const result = await dh.agent().execute("order for Grace Hopper");
+        expect(result.success, result.message).toBe(true);
+      } finally {
+        for (const rule of [rules, verdict, turns]) rule.remove();
+      }
+    });
+    expect(recorded.sort()).toEqual(["name=Grace Hopper", "submit=Grace Hopper||false|"]);
+    expect(spec).toMatch(
+      /getByRole\("textbox", \{ name: "Full name", exact: true \}\)\s*\.fill\("Grace Hopper"\)/,
+    );
+    expect(spec).toContain('await page.keyboard.press("Tab");');
+    expect(spec).toContain("await page.waitForTimeout(10);");
   });
 
   it("a closed shadow root: a test.fixme with the reason", async () => {
