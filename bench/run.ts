@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
 import { cuaSuite } from "./cua.ts";
 import { explicitSuite } from "./explicit.ts";
+import { exportSuite } from "./export.ts";
 import { initSuite } from "./init.ts";
 import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
@@ -49,6 +50,7 @@ const SUITES: Suite[] = [
   agentSuite,
   soakSuite,
   sloppySuite,
+  exportSuite,
 ];
 
 interface Args {

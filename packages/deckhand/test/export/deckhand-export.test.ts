@@ -4,7 +4,7 @@
 // page where an element moved, that step is found again with one model call, and the program says
 // so.
 
-import { match } from "@deckhand/testkit";
+import { beaconsSince, match, runDeckhandScript, serveExportPages, typeCheck } from "@deckhand/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   API_KEY,
@@ -16,8 +16,6 @@ import {
   opsFixture,
   step,
 } from "../ops/helpers.ts";
-import { beaconsSince, servePages } from "./pages.ts";
-import { runDeckhandScript, typeCheck } from "./run-exported.ts";
 
 const NOTES = `<label>Title <input onchange="beacon('title', this.value)"></label>`;
 const SAVE = `<button onclick="beacon('save', document.querySelector('input').value)">Save</button>`;
@@ -41,7 +39,7 @@ describe("the deckhand export", () => {
 
   beforeAll(async () => {
     fx = await opsFixture("LOCAL");
-    unserve = servePages(fx.site);
+    unserve = serveExportPages(fx.site);
     fx.site.route("/x/notes.html", (_req, res) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html.current);
     });

@@ -4,13 +4,11 @@
 // @playwright/test's types. The page effects (server-side beacons: which element got which input)
 // must be those of the recorded run. A variable's value appears in no exported file.
 
-import { match } from "@deckhand/testkit";
+import { beaconsSince, match, runPlaywrightSpec, serveExportPages, typeCheck } from "@deckhand/testkit";
 import type { Deckhand, LogLine, Page } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actByRules, call, scriptAgent, verifyWith } from "../agent/helpers.ts";
 import { anotherDeckhand, idOf, MODES, type OpsFixture, onAct, opsFixture, step } from "../ops/helpers.ts";
-import { beaconsSince, servePages } from "./pages.ts";
-import { runPlaywrightSpec, typeCheck } from "./run-exported.ts";
 
 /** What each mode exported, by scenario, with the fixture site's origins written as placeholders. */
 const exported: Record<string, Record<string, string>> = { LOCAL: {}, REMOTE: {} };
@@ -23,7 +21,7 @@ describe.each(MODES)("%s", (mode) => {
 
   beforeAll(async () => {
     fx = await opsFixture(mode);
-    unserve = servePages(fx.site);
+    unserve = serveExportPages(fx.site);
   });
   afterAll(async () => {
     unserve?.();

@@ -10,16 +10,22 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
+/** The workspace root (packages/testkit/src -> ../../..). */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const NODE = join(ROOT, "node_modules", "node", "bin", "node");
-export const CHROMIUM = process.env.CHROME_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM_FOR_EXPORTS = process.env.CHROME_PATH ?? "/usr/bin/chromium";
 
-export interface Outcome {
+export interface ExportedRun {
   status: number | null;
   output: string;
 }
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<Outcome> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<ExportedRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
@@ -66,12 +72,12 @@ const PLAYWRIGHT_CONFIG = `export default {
   retries: 0,
   reporter: "line",
   timeout: 30000,
-  use: { headless: true, launchOptions: { executablePath: ${JSON.stringify(CHROMIUM)}, args: ["--site-per-process"] } },
+  use: { headless: true, launchOptions: { executablePath: ${JSON.stringify(CHROMIUM_FOR_EXPORTS)}, args: ["--site-per-process"] } },
 };
 `;
 
 /** Type-checks a TypeScript file against the installed packages' types; the compiler's output when it fails. */
-export function typeCheck(file: string, text: string): Promise<Outcome> {
+export function typeCheck(file: string, text: string): Promise<ExportedRun> {
   return workspace(
     { [file]: text, "tsconfig.json": TSCONFIG, "package.json": '{ "type": "module" }' },
     (dir) => run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir, {}),
@@ -79,7 +85,7 @@ export function typeCheck(file: string, text: string): Promise<Outcome> {
 }
 
 /** Runs a Playwright spec with the real test runner. */
-export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}): Promise<Outcome> {
+export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}): Promise<ExportedRun> {
   return workspace(
     {
       "recorded.spec.ts": spec,
@@ -102,10 +108,10 @@ export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}
 }
 
 /** Runs a Deckhand script (TypeScript, with the library's sources) with the pinned Node. */
-export function runDeckhandScript(script: string, env: Record<string, string> = {}): Promise<Outcome> {
+export function runDeckhandScript(script: string, env: Record<string, string> = {}): Promise<ExportedRun> {
   return workspace({ "script.ts": script, "package.json": '{ "type": "module" }' }, (dir) =>
     run(NODE, ["--conditions=deckhand-source", "--no-warnings", "script.ts"], dir, {
-      CHROME_PATH: CHROMIUM,
+      CHROME_PATH: CHROMIUM_FOR_EXPORTS,
       ...env,
     }),
   );

@@ -3,7 +3,7 @@
 // time the event that sent it is handled): which element got which input. A recorded run and the
 // exported script that replays it must leave the same beacons.
 
-import type { FixtureServer } from "@deckhand/testkit";
+import type { FixtureServer } from "./fixture-server.ts";
 
 /** Sends `what=value` to the server before the event handler returns. */
 const BEACON = `<script>
@@ -18,7 +18,7 @@ function page(title: string, body: string): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>${BEACON}</head><body>${body}</body></html>`;
 }
 
-export const PAGES: Record<string, (site: FixtureServer) => string> = {
+export const EXPORT_PAGES: Record<string, (site: FixtureServer) => string> = {
   "/x/form.html": () =>
     page(
       "Order form",
@@ -114,8 +114,8 @@ customElements.define("x-vault", class extends HTMLElement {
 };
 
 /** Serves the pages and the beacon on `site`; returns what undoes it. */
-export function servePages(site: FixtureServer): () => void {
-  const undo = Object.entries(PAGES).map(([path, html]) =>
+export function serveExportPages(site: FixtureServer): () => void {
+  const undo = Object.entries(EXPORT_PAGES).map(([path, html]) =>
     site.route(path, (_req, res) => {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html(site));
     }),
