@@ -40,6 +40,8 @@ export interface SessionReportData {
   liveViewUrl?: string;
   /** Where the page can be reloaded for new steps (the page's own link). */
   selfUrl?: string;
+  /** Files of the session to download (its run as a script): a label and a same-site or http(s) URL. */
+  downloads?: readonly { label: string; url: string }[];
 }
 
 const STYLE = `
@@ -313,6 +315,11 @@ export function renderSessionReport(data: SessionReportData, options: { csp?: st
           : "") +
         `</section>`
       : "";
+  const links = (data.downloads ?? []).flatMap((d) => {
+    const url = safeUrl(d.url);
+    return url ? [`<a href="${escapeHtml(url)}" download>${escapeHtml(d.label)}</a>`] : [];
+  });
+  const downloads = links.length ? `<p class="downloads">Download the run as ${links.join(" · ")}</p>` : "";
   const meta = options.csp
     ? `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(options.csp)}">`
     : "";
@@ -320,7 +327,7 @@ export function renderSessionReport(data: SessionReportData, options: { csp?: st
     `<!doctype html><html lang="en"><head><meta charset="utf-8">${meta}` +
     `<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">` +
     `<title>${escapeHtml(data.title)}</title><style>${STYLE}</style></head><body>` +
-    `<header><h1>${escapeHtml(data.title)} ${status}</h1>${renderTotals(data)}</header><main>${live}` +
+    `<header><h1>${escapeHtml(data.title)} ${status}</h1>${renderTotals(data)}${downloads}</header><main>${live}` +
     (pages.length > 0 ? pages.join("") : `<p class="empty">No steps yet.</p>`) +
     `</main></body></html>`
   );
