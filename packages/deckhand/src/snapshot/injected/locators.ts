@@ -73,6 +73,55 @@ export function installLocators(roles: Roles, names: Names, text: TextHelpers) {
 
   const norm = (s: string | null | undefined) => collapse(s ?? "").trim();
 
+  /**
+   * The tags that can have each role without a role attribute: counting the elements of a role
+   * asks only these (and elements with a role attribute), not every element of a large page.
+   */
+  const TAGS: Record<string, string[]> = {
+    button: ["button", "input", "summary"],
+    link: ["a", "area"],
+    textbox: ["input", "textarea"],
+    searchbox: ["input"],
+    checkbox: ["input"],
+    radio: ["input"],
+    combobox: ["select", "input"],
+    listbox: ["select", "datalist"],
+    option: ["option"],
+    slider: ["input"],
+    spinbutton: ["input"],
+    heading: ["h1", "h2", "h3", "h4", "h5", "h6"],
+    img: ["img", "svg"],
+    cell: ["td", "th"],
+    gridcell: ["td"],
+  };
+
+  function mayHaveRole(el: Element, role: string): boolean {
+    if (el.hasAttribute("role")) return true;
+    if (role === "textbox" && (el as HTMLElement).isContentEditable) return true;
+    const tags = TAGS[role];
+    return tags === undefined || tags.includes(el.localName);
+  }
+
+  /**
+   * Whether `el`'s accessible name could be `name`: false when no text it can be named from holds
+   * it, so that the name (the costly part) is computed only for the few elements that might match.
+   */
+  function mayBeNamed(el: Element, name: string): boolean {
+    if (el.hasAttribute("aria-labelledby")) return true;
+    const parts = [
+      el.textContent,
+      el.getAttribute("aria-label"),
+      el.getAttribute("title"),
+      el.getAttribute("alt"),
+      el.getAttribute("placeholder"),
+      (el as HTMLInputElement).value,
+    ];
+    const labels = (el as HTMLInputElement).labels;
+    if (labels) for (const label of labels) parts.push(label.textContent);
+    if (el.shadowRoot) parts.push(el.shadowRoot.textContent);
+    return parts.some((p) => typeof p === "string" && collapse(p).includes(name));
+  }
+
   function ariaRole(el: Element): string | undefined {
     // A password field has no ARIA role (getByRole("textbox") does not find it); a file input's
     // role differs between engines. Both are reached by their label instead.
@@ -135,7 +184,9 @@ export function installLocators(roles: Roles, names: Names, text: TextHelpers) {
         if (safe(name)) {
           let n = 0;
           for (const other of all) {
-            if (ariaRole(other) !== role || hidden(other)) continue;
+            if (!mayHaveRole(other, role) || ariaRole(other) !== role) continue;
+            if (other !== el && !mayBeNamed(other, name)) continue;
+            if (hidden(other)) continue;
             if (norm(nameOf(other, other.localName, roleOf(other, other.localName))) === name) n++;
           }
           if (n === 1 && !hidden(el)) candidates.push({ kind: "role", role, name });
