@@ -435,10 +435,16 @@ export class Deckhand {
       () => this.underDeadline("extract()", options, (deadline) => this.driver.extract(page, call, deadline)),
     );
     this.historyRecorder.record("extract", { instruction: first, options: this.recordable(options) }, data);
+    if (!this.agentCalls.has(options)) this.recordExtract(first, options, data);
+    return data;
+  }
+
+  /** Keeps an extract for the script exports, as the service's replay record keeps it. */
+  private recordExtract(instruction: string, options: ExtractOptions, data: unknown): void {
     const masked = this.redactor.maskValue(data);
     this.historyRecorder.recordRow({
       method: "extract",
-      parameters: { instruction: first, options: this.recordable(options) },
+      parameters: { instruction, options: this.recordable(options) },
       // As the service's replay record keeps it: an object as it is, anything else as { value }.
       result:
         masked !== null && typeof masked === "object" && !Array.isArray(masked)
@@ -446,7 +452,6 @@ export class Deckhand {
           : { value: masked },
       timestamp: Date.now(),
     });
-    return data;
   }
 
   private async pageText(options: ExtractOptions): Promise<ExtractPageTextResult> {
@@ -461,6 +466,14 @@ export class Deckhand {
     );
     const result = { pageText };
     this.historyRecorder.record("extract", { options: this.recordable(options) }, result);
+    if (!this.agentCalls.has(options)) {
+      this.historyRecorder.recordRow({
+        method: "extract",
+        parameters: { options: this.recordable(options) },
+        result: { pageText: this.redactor.mask(pageText) },
+        timestamp: Date.now(),
+      });
+    }
     return result;
   }
 
@@ -488,8 +501,12 @@ export class Deckhand {
         this.agentCalls.add(marked);
         return this.act(input, marked);
       },
-      extract: (instruction, schema, options) =>
-        schema ? this.extract(instruction, schema, options) : this.extract(instruction, options),
+      extract: (instruction, schema, options) => {
+        // The agent's reads (its tools, its check of a claimed success) belong to its run's row.
+        const marked = { ...options };
+        this.agentCalls.add(marked);
+        return schema ? this.extract(instruction, schema, marked) : this.extract(instruction, marked);
+      },
       log: this.log,
       redactor: this.redactor,
       metrics: this.metricsRecorder,
