@@ -273,6 +273,37 @@ describe.each(MODES)("%s", (mode) => {
     expect(spec).toContain("await page.waitForTimeout(10);");
   });
 
+  it("an unknown format is a clear error; REMOTE: another project's key gets nothing of the script", async () => {
+    const dh = await anotherDeckhand(fx);
+    try {
+      await dh.page.goto(fx.site.url("/x/shadow.html"));
+      await actOn(dh, "run the shadow action", "button: Shadow action");
+      await expect(dh.exportScript({ format: "python" as never })).rejects.toThrow(
+        'exportScript() format must be one of playwright-test, deckhand; got "python".',
+      );
+      if (fx.service) {
+        const path = `${fx.service.url}/v1/sessions/${dh.sessionId}/script`;
+        const own = { "x-platform-api-key": fx.service.apiKey };
+        const bad = await fetch(`${path}?format=python`, { headers: own });
+        expect(bad.status).toBe(400);
+        expect(((await bad.json()) as { error: string }).error).toContain("format");
+        // The attack: a valid key of another project asks for this session's script.
+        const foreign = await fetch(`${path}?format=deckhand`, {
+          headers: { "x-platform-api-key": fx.service.otherApiKey },
+        });
+        expect(foreign.status).toBe(404);
+        const body = await foreign.text();
+        expect(body).not.toContain("Shadow action");
+        expect(body).not.toContain("act(");
+        const mine = await fetch(`${path}?format=deckhand`, { headers: own });
+        expect(mine.status).toBe(200);
+        expect(await mine.text()).toContain('description: "run the shadow action"');
+      }
+    } finally {
+      await dh.close();
+    }
+  });
+
   it("a closed shadow root: a test.fixme with the reason", async () => {
     const { spec } = await recordAndReplay(
       "closed shadow",
