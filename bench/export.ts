@@ -113,8 +113,10 @@ const CASES: Case[] = [
     steps: [{ instruction: "click the child button", line: /button: Child button/, nth: "last" }],
   },
   {
-    name: "three shadow roots deep (hard)",
+    // Its middle root is closed: Playwright cannot reach the button, so the spec stops at a fixme.
+    name: "three shadow roots deep, the middle one closed (hard)",
     path: "shadow/nested.html",
+    unaddressable: true,
     steps: [{ instruction: "click the deep button", line: /button: Deep button/ }],
   },
   {
@@ -250,13 +252,24 @@ export const exportSuite: Suite = {
       rows: results.map((r) => [r.name, String(r.steps), String(r.userFacing), r.note]),
       notes: [
         "user-facing: the step's locator is getByRole/getByLabel/getByPlaceholder/getByText/getByTestId, checked unique when the step ran.",
-        "The 200-buttons and closed-shadow runs have no safe locator by design: their specs stop at a test.fixme with the reason.",
+        "The 200-buttons and both closed-shadow runs have no safe locator by design: their specs stop at a test.fixme with the reason.",
       ],
     });
     const share = steps ? (100 * userFacing) / steps : 0;
+    const addressableSteps = addressable.reduce((n, r) => n + r.steps, 0);
+    const addressableUserFacing = addressable.reduce((n, r) => n + r.userFacing, 0);
     const passShare = addressable.length ? (100 * passed) / addressable.length : 0;
     out.targets.push(
       checkTarget("exported steps with a user-facing locator (%)", Math.round(share), "%", ">=", 90),
+    );
+    out.targets.push(
+      checkTarget(
+        "steps a locator can address with a user-facing one (%)",
+        Math.round(addressableSteps ? (100 * addressableUserFacing) / addressableSteps : 0),
+        "%",
+        ">=",
+        90,
+      ),
     );
     out.targets.push(
       checkTarget("specs of addressable runs that pass unchanged (%)", Math.round(passShare), "%", "==", 100),
