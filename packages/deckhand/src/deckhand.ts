@@ -177,10 +177,12 @@ export class Deckhand {
       try {
         await this.initPromise?.catch(() => undefined);
         if (this.report && !options.force) {
-          const file = await this.report.write().catch((error: unknown) => {
-            this.log.error("report", "the report could not be written", { error: String(error) });
-            return undefined;
-          });
+          const file = await this.report
+            .write(undefined, this.historyRecorder.recordedRows())
+            .catch((error: unknown) => {
+              this.log.error("report", "the report could not be written", { error: String(error) });
+              return undefined;
+            });
           if (file) this.log.info("report", `report written to ${file}`, { file });
         }
         await this.driver.close(browser ?? this.browser, options.force ?? false);
@@ -252,7 +254,7 @@ export class Deckhand {
         'writeReport() needs the `report` option: new Deckhand({ env: "LOCAL", report: "./reports" }).',
       );
     }
-    return this.report.write();
+    return this.report.write(undefined, this.historyRecorder.recordedRows());
   }
 
   /** The options every driver call carries. */

@@ -74,6 +74,7 @@ export {
   type ExportScriptOptions,
   exportScript,
   isScriptFormat,
+  recordFromReport,
   SCRIPT_FORMATS,
   type ScriptFormat,
 } from "./export/script.ts";

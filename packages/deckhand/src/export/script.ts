@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { ServiceInvalidArgumentError } from "../errors.ts";
 import { deckhandScript } from "./deckhand-script.ts";
 import { playwrightTest } from "./playwright-test.ts";
 import { planScript, type RecordedRow } from "./steps.ts";
@@ -42,6 +43,40 @@ export function exportScript(rows: readonly RecordedRow[], options: ExportScript
       ? deckhandScript(plan, header)
       : playwrightTest(plan, header, { assertExtracts: options.assertExtracts });
   return formatted(text);
+}
+
+/**
+ * The record a saved LOCAL report keeps (report/session-report.ts writes it as a JSON data block),
+ * for exporting a run after the fact. `file` names the report in the error when there is none.
+ */
+export function recordFromReport(html: string, file: string): RecordedRow[] {
+  const block = /<script type="application\/json" id="deckhand-record">([\s\S]*?)<\/script>/.exec(html);
+  const none = (why: string) =>
+    new ServiceInvalidArgumentError(
+      `${file} has no run to export (${why}): give a report written by Deckhand's \`report\` option (a LOCAL run).`,
+    );
+  if (!block) throw none("no Deckhand record in it");
+  let rows: unknown;
+  try {
+    rows = JSON.parse(block[1]!);
+  } catch {
+    throw none("its record is not JSON");
+  }
+  const ok = (row: unknown): row is RecordedRow => {
+    const r = row as RecordedRow | null;
+    return (
+      typeof r === "object" &&
+      r !== null &&
+      typeof r.method === "string" &&
+      typeof r.parameters === "object" &&
+      r.parameters !== null &&
+      typeof r.result === "object" &&
+      r.result !== null &&
+      typeof r.timestamp === "number"
+    );
+  };
+  if (!Array.isArray(rows) || !rows.every(ok)) throw none("its record is not a list of operations");
+  return rows;
 }
 
 let biome: string | null | undefined;
