@@ -5,7 +5,7 @@
 // resolve as they would in a project that has the packages installed.
 
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,7 +29,9 @@ function run(
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? cwd, TMPDIR: tmpdir(), ...env },
+      // The run's own temporary directory (removed with it): the Playwright runner keeps a
+      // transform cache there, which would otherwise outlive the test.
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? cwd, TMPDIR: join(cwd, "tmp"), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -44,6 +46,7 @@ async function workspace<T>(files: Record<string, string>, work: (dir: string) =
   const dir = await mkdtemp(join(tmpdir(), "dh-export-"));
   try {
     await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+    await mkdir(join(dir, "tmp"));
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
     return await work(dir);
   } finally {
@@ -110,7 +113,10 @@ export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}
 /** Runs a Deckhand script (TypeScript, with the library's sources) with the pinned Node. */
 export function runDeckhandScript(script: string, env: Record<string, string> = {}): Promise<ExportedRun> {
   return workspace({ "script.ts": script, "package.json": '{ "type": "module" }' }, (dir) =>
+    // The test's own temporary directory: Chromium's socket path under a deeper one can pass the
+    // length Unix sockets allow (Deckhand removes the profile it makes there when the script ends).
     run(NODE, ["--conditions=deckhand-source", "--no-warnings", "script.ts"], dir, {
+      TMPDIR: tmpdir(),
       CHROME_PATH: CHROMIUM_FOR_EXPORTS,
       ...env,
     }),
