@@ -12,10 +12,12 @@ import {
   type ExplicitCase,
   judgeExplicit,
   labelledExplicit,
+  match,
   runExplicitCase,
   startFixtureServer,
+  startScriptedModel,
 } from "@deckhand/testkit";
-import { type Deckhand, MissingLLMConfigurationError } from "deckhand";
+import { Deckhand, MissingLLMConfigurationError } from "deckhand";
 import { startDeckhand } from "./support/browser.ts";
 import { checkTarget, emptyOutput, fmtInt, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { summarize } from "./support/stats.ts";
@@ -120,6 +122,55 @@ async function largePage(
   };
 }
 
+/**
+ * What the zero-token path adds to an instruction that needs the model, on the same page: the
+ * time from act() to the model's request with explicit instructions on, minus the same with them
+ * off (`explicitInstructions: false`), both on one browser, alternating. "click Target" reads the
+ * page's outline and refuses (the word appears, no element is named so); the model then answers
+ * that nothing fits, at once.
+ */
+async function beforeTheModel(dh: Deckhand, url: string, reps: number) {
+  const model = await startScriptedModel();
+  let askedAt = 0;
+  model.on(match.schemaName("act"), () => {
+    // The first question (a look again may ask once more).
+    if (!askedAt) askedAt = performance.now();
+    return { elementId: -1, method: "click", arguments: [], description: "nothing fits", completed: true };
+  });
+  const config = { modelName: "openai/gpt-4.1-mini", apiKey: "sk-bench-0123456789", baseURL: model.baseURL };
+  const make = async (explicitInstructions: boolean) => {
+    const one = Deckhand.inContext(await dh.context.browser.newContext(), {
+      model: config,
+      explicitInstructions,
+      verbose: 0,
+      disablePino: true,
+    });
+    await one.init();
+    return one;
+  };
+  const [on, off] = [await make(true), await make(false)];
+  const times = { on: [] as number[], off: [] as number[] };
+  try {
+    for (let i = 0; i < reps; i++) {
+      for (const [one, into] of [
+        [on, times.on],
+        [off, times.off],
+      ] as const) {
+        await one.page.goto(url);
+        askedAt = 0;
+        const started = performance.now();
+        await one.act("click Target");
+        if (!askedAt) throw new Error("click Target: the model was not asked");
+        into.push(askedAt - started);
+      }
+    }
+  } finally {
+    await Promise.all([on.close(), off.close()]);
+    await model.close();
+  }
+  return { on: summarize(times.on), off: summarize(times.off) };
+}
+
 export const explicitSuite: Suite = {
   name: "explicit",
   title: "Explicit instructions without a model: share carried out per half, wrong resolutions, time",
@@ -175,6 +226,7 @@ export const explicitSuite: Suite = {
       });
       ctx.progress("explicit: a page of 5,000 elements");
       const large = await largePage(dh, marks, site.url("generated/large?elements=5000"), ctx.reps(15, 5));
+      const withModel = await beforeTheModel(dh, site.url("generated/large?elements=5000"), ctx.reps(15, 5));
       const timeRow = (label: string, t: ReturnType<typeof summarize>) => [
         label,
         fmtInt(t.n),
@@ -199,8 +251,15 @@ export const explicitSuite: Suite = {
             "for scale: one bare call into the page and back (page.evaluate(() => 0))",
             large.roundTrip,
           ),
+          timeRow(
+            "with a model, 'click Target': act() until the model is asked, explicit instructions on",
+            withModel.on,
+          ),
+          timeRow("the same with explicitInstructions: false (no zero-token attempt)", withModel.off),
         ],
-        notes: [],
+        notes: [
+          "With explicit instructions on, the model's first look reuses the outline the refusal read, so what the zero-token path adds is the on row minus the off row.",
+        ],
       });
       output.figures["development: share carried out"] = dev.carriedOut / dev.explicit;
       output.figures["held out: share carried out"] = held.carriedOut / held.explicit;
@@ -209,6 +268,8 @@ export const explicitSuite: Suite = {
       output.figures["refusal, name nowhere, 5,000 elements"] = large.absent;
       output.figures["refusal after the outline, 5,000 elements"] = large.read;
       output.figures["refusal by the grammar, 5,000 elements"] = large.grammar;
+      output.figures["until the model is asked, explicit on, 5,000 elements"] = withModel.on;
+      output.figures["until the model is asked, explicit off, 5,000 elements"] = withModel.off;
       output.targets.push(
         checkTarget("wrong resolutions", dev.wrong.length + held.wrong.length, "", "==", 0),
       );
@@ -235,6 +296,15 @@ export const explicitSuite: Suite = {
       );
       output.targets.push(
         checkTarget("refusal before the model call (grammar), median", large.grammar.median, "ms", "<=", 10),
+      );
+      output.targets.push(
+        checkTarget(
+          "what a refusal after reading the outline adds before the model call, median",
+          Math.round(withModel.on.median - withModel.off.median),
+          "ms",
+          "<=",
+          10,
+        ),
       );
     } finally {
       await Promise.all([dh.close(), site.close()]);

@@ -3,6 +3,7 @@
 //
 //   npm run bench                        every suite
 //   npm run bench -- --only=init,snapshot
+//   npm run bench -- --only=cdp-count   DevTools commands of one act(action)
 //   npm run bench -- --quick             fewer repetitions (a smoke run, noisier figures)
 //   npm run bench -- --only=soak --soak-minutes=2   a shorter soak (default 15 minutes a run)
 //
@@ -15,7 +16,10 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
+import { cdpCountSuite } from "./cdp-count.ts";
+import { clusterSuite } from "./cluster.ts";
 import { cuaSuite } from "./cua.ts";
+import { dashboardSuite } from "./dashboard.ts";
 import { explicitSuite } from "./explicit.ts";
 import { exportSuite } from "./export.ts";
 import { initSuite } from "./init.ts";
@@ -23,6 +27,7 @@ import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
 import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
+import { sessionStartSuite } from "./session-start.ts";
 import { sloppySuite } from "./sloppy.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { soakSuite } from "./soak.ts";
@@ -41,11 +46,15 @@ const SUITES: Suite[] = [
   initSuite,
   snapshotSuite,
   opsSuite,
+  cdpCountSuite,
   remoteSuite,
   isolationSuite,
+  clusterSuite,
+  sessionStartSuite,
   schemaSuite,
   cuaSuite,
   viewerSuite,
+  dashboardSuite,
   explicitSuite,
   agentSuite,
   soakSuite,

@@ -21,8 +21,8 @@
 // runs only when named (--only=soak).
 
 import { readdirSync, readFileSync } from "node:fs";
+import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "@deckhand/server";
 import { match, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
-import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../packages/server/src/defaults.ts";
 import { checkTarget, emptyOutput, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { startServiceProcess } from "./support/service.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";

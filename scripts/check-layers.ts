@@ -4,15 +4,24 @@
 // the rest of the package: one entry per line, a file (`../errors.ts`) or a folder and everything
 // under it (`../browser/`), relative to the folder. A `[name.ts]` line starts rules for that one
 // file of the folder (used for the files at the top of src/); `[*]` for every file. A file may
-// always import from its own folder and below. Imports of npm packages and node: modules are not
-// the layering's business.
+// always import from its own folder and below. An entry written `type <path>` allows type-only
+// imports of it (`import type`, `import { type A }`): the facade may name a lower layer's type
+// without calling into it.
+//
+// npm packages are part of the layering too: `npm: <name>` allows a package (`npm: ws`, `npm: ai`),
+// `npm: @scope/*` every package of a scope, with the same sections. A folder that may not import
+// `ws` or `ai` cannot start a connection or call a model on its own. Node's own modules (`node:`)
+// are free.
 //
 // Besides that:
 // - in-page scripts (any `injected/` folder) import types only: they are sent to the page as
 //   source text, where a runtime import cannot exist;
 // - the service (packages/server) imports the library only through its public entry ("deckhand"),
 //   never a file of its source;
-// - a packages/deckhand test that imports the service declares it in the package's devDependencies.
+// - a packages/deckhand test that imports the service declares it in the package's devDependencies;
+// - the benchmarks (bench/) use the packages through their public entries ("deckhand",
+//   "@deckhand/server", "@deckhand/testkit"); a source file a benchmark needs beyond those (an
+//   internal it measures) is named, with why, in bench/DEPS.list.
 //
 // Exits 1 with one line per violation.
 
@@ -76,6 +85,31 @@ interface Rules {
   byFile: Map<string, string[]>;
 }
 
+/** `npm: ai` -> "ai"; undefined for an entry that is a path. */
+function npmEntry(entry: string): string | undefined {
+  const m = /^npm:\s*(\S+)$/.exec(entry);
+  return m?.[1];
+}
+
+/** The package an import specifier names ("@ai-sdk/openai/x" -> "@ai-sdk/openai"). */
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
+/** The entries that apply to one file: its folder's `[*]` and its own section. */
+function entriesFor(rules: Rules, file: string): string[] {
+  return [...(rules.byFile.get("*") ?? []), ...(rules.byFile.get(relative(rules.folder, file)) ?? [])];
+}
+
+function allowsPackage(rules: Rules, file: string, name: string): boolean {
+  return entriesFor(rules, file).some((entry) => {
+    const allowedName = npmEntry(entry);
+    if (!allowedName) return false;
+    return allowedName.endsWith("/*") ? name.startsWith(allowedName.slice(0, -1)) : name === allowedName;
+  });
+}
+
 function readRules(folder: string): Rules | undefined {
   const file = join(folder, "DEPS.list");
   if (!existsSync(file)) return undefined;
@@ -106,18 +140,18 @@ function rulesFor(file: string): Rules | undefined {
   return undefined;
 }
 
-function allowed(rules: Rules, file: string, target: string): boolean {
+function allowed(rules: Rules, file: string, target: string, typeOnly: boolean): boolean {
   if (target.startsWith(rules.folder + sep)) {
     // Within the folder of the rules. For src/ itself only files of its own subfolders count as
     // "own": the top-level files are checked one by one below.
     if (rules.folder !== src) return true;
     if (dirname(target) !== src && dirname(file) !== src) return true;
   }
-  const entries = [
-    ...(rules.byFile.get("*") ?? []),
-    ...(rules.byFile.get(relative(rules.folder, file)) ?? []),
-  ];
-  return entries.some((entry) => {
+  return entriesFor(rules, file).some((raw) => {
+    if (npmEntry(raw)) return false;
+    const typesOnly = raw.startsWith("type ");
+    if (typesOnly && !typeOnly) return false;
+    const entry = typesOnly ? raw.slice(5).trim() : raw;
     const path = resolve(rules.folder, entry);
     return entry.endsWith("/") ? target.startsWith(path + sep) : target === path;
   });
@@ -133,14 +167,23 @@ for (const file of filesUnder(src)) {
     continue;
   }
   for (const imp of importsOf(file)) {
-    if (!imp.specifier.startsWith(".")) continue;
+    if (!imp.specifier.startsWith(".")) {
+      if (imp.specifier.startsWith("node:")) continue;
+      const name = packageName(imp.specifier);
+      if (!allowsPackage(rules, file, name)) {
+        problems.push(
+          `${shown}:${imp.line}: imports the npm package ${name}, which ${relative(root, join(rules.folder, "DEPS.list"))} does not allow (an \`npm: ${name}\` entry)`,
+        );
+      }
+      continue;
+    }
     const target = resolve(dirname(file), imp.specifier);
     if (file.includes(`${sep}injected${sep}`) && !imp.typeOnly) {
       problems.push(
         `${shown}:${imp.line}: in-page code imports only types, but imports ${imp.specifier} (it is sent to the page as source)`,
       );
     }
-    if (!allowed(rules, file, target)) {
+    if (!allowed(rules, file, target, imp.typeOnly)) {
       problems.push(
         `${shown}:${imp.line}: imports ${relative(src, target)}, which ${relative(root, join(rules.folder, "DEPS.list"))} does not allow`,
       );
@@ -175,6 +218,26 @@ for (const file of [...filesUnder(join(library, "test")), ...filesUnder(join(lib
     if (name === "@deckhand/server" && !(name in declared)) {
       problems.push(
         `${relative(root, file)}:${imp.line}: imports ${name}, which packages/deckhand/package.json does not declare (add it to devDependencies)`,
+      );
+    }
+  }
+}
+
+// ---------- the benchmarks use public entries, or what bench/DEPS.list declares ----------
+
+const benchDir = join(root, "bench");
+const benchRules = readRules(benchDir);
+const benchAllowed = new Set(
+  [...(benchRules?.byFile.values() ?? [])].flat().map((entry) => resolve(benchDir, entry)),
+);
+for (const file of filesUnder(benchDir)) {
+  for (const imp of importsOf(file)) {
+    const s = imp.specifier;
+    const target = s.startsWith(".") ? resolve(dirname(file), s) : undefined;
+    const intoPackages = target?.startsWith(join(root, "packages") + sep);
+    if (/^(deckhand|@deckhand\/[^/]+)\/./.test(s) || (intoPackages && !benchAllowed.has(target!))) {
+      problems.push(
+        `${relative(root, file)}:${imp.line}: imports ${s}; a benchmark uses the packages through their public entries ("deckhand", "@deckhand/server", "@deckhand/testkit"), or a source file bench/DEPS.list names`,
       );
     }
   }

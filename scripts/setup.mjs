@@ -2,7 +2,8 @@
 // Makes a fresh clone runnable: installs the npm dependencies when they are missing or stale, and
 // Debian's `chromium` when no Chrome or Chromium can be found (only as root with apt-get; otherwise
 // it says what to install). With --tests (npm test) it also installs Debian's `xvfb`, the virtual
-// display the tests of a windowed browser (headless: false) run on; without it they are skipped.
+// display the tests of a windowed browser (headless: false) run on, and Debian's `nginx`, the plain
+// load balancer the cluster tests put in front of three nodes; without them those tests are skipped.
 //
 //   node scripts/setup.mjs [--tests] [--quiet] [--run FILE [ARGS...]]
 //
@@ -117,7 +118,20 @@ if (forTests && !has("Xvfb")) {
   }
 }
 
-// 5. Hand over. The child gets a process group of its own, so a signal sent to ours (Ctrl-C in a
+// 5. For the tests: nginx, the round-robin load balancer in front of the cluster tests' nodes (the
+// test starts its own nginx on loopback with a configuration and prefix of its own; the package's
+// service is never used).
+const hasNginx = () => has("nginx") || existsSync("/usr/sbin/nginx");
+if (forTests && !hasNginx()) {
+  if (canApt) {
+    say("installing Debian's nginx package (the load balancer of the cluster tests)...");
+    aptInstall("nginx");
+  } else {
+    say("nginx not found: the cluster tests (several nodes behind a load balancer) will be skipped.");
+  }
+}
+
+// 6. Hand over. The child gets a process group of its own, so a signal sent to ours (Ctrl-C in a
 // terminal, `kill -- -PGID`, a supervisor stopping the group) reaches it exactly once, through
 // the relay below: a second SIGINT would turn the service's graceful stop into an abrupt one.
 if (handOver !== undefined) {

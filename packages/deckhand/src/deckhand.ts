@@ -2,15 +2,19 @@
 // deadline and records history. The work is done by a driver (driver.ts): LocalDriver runs it in
 // this process, RemoteDriver asks the Deckhand service. The facade never branches on the mode.
 
-import type { AgentHost } from "./agent/host.ts";
-import type { AgentStreamResult } from "./agent/run.ts";
-import type { AgentConfig, AgentExecuteOptions, AgentResult } from "./agent/types.ts";
+import type {
+  AgentConfig,
+  AgentExecuteOptions,
+  AgentHost,
+  AgentResult,
+  AgentStreamResult,
+} from "./agent/types.ts";
 import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
 import type { Page } from "./browser/page.ts";
-import { type AnyPage, resolvePage } from "./browser/third-party.ts";
+import type { AnyPage } from "./browser/third-party.ts";
 import { Deadline } from "./deadline.ts";
-import type { Driver } from "./driver.ts";
+import type { Driver, OperationReport } from "./driver.ts";
 import {
   ServiceBrowserClosedError,
   ServiceError,
@@ -20,7 +24,7 @@ import {
 } from "./errors.ts";
 import { type ExportScriptOptions, exportScript, isScriptFormat, SCRIPT_FORMATS } from "./export/script.ts";
 import { HistoryRecorder } from "./history.ts";
-import { type InferSchema, isZod3Schema, isZod4Schema, type SchemaInput } from "./llm/schema.ts";
+import type { InferSchema, SchemaInput } from "./llm/schema.ts";
 import { LocalDriver } from "./local/local-driver.ts";
 import { DeckhandLog, SecretRedactor } from "./log.ts";
 import { MetricsRecorder } from "./metrics.ts";
@@ -29,12 +33,12 @@ import {
   type ActOptions,
   type DeckhandOptions,
   type ExtractOptions,
+  isSchemaArgument,
   type ObserveOptions,
   type ResolvedOptions,
   resolveOptions,
 } from "./options.ts";
 import { RemoteDriver } from "./remote/remote-driver.ts";
-import { ReportRecorder } from "./report/report-recorder.ts";
 import type {
   Action,
   ActResult,
@@ -75,8 +79,10 @@ export class Deckhand {
   private closePromise: Promise<void> | undefined;
   /** Deadlines of the operations in flight (a browser that goes away aborts them). */
   private readonly running = new Set<Deadline>();
-  /** The LOCAL report (`report` option). */
-  private readonly report: ReportRecorder | undefined;
+  /** The LOCAL report (`report` option), kept by the driver. */
+  private get report(): OperationReport | undefined {
+    return this.driver.report;
+  }
 
   constructor(options: DeckhandOptions) {
     this.options = resolveOptions(options);
@@ -91,13 +97,6 @@ export class Deckhand {
       format: options.logFormat,
       redactor: this.redactor,
     });
-    if (this.options.report !== undefined) {
-      this.report = new ReportRecorder({
-        dir: this.options.report,
-        metrics: () => this.driver.metrics(),
-        redact: (text) => this.redactor.redact(text),
-      });
-    }
     this.driver =
       this.options.env === "REMOTE"
         ? new RemoteDriver(this.options, this.log)
@@ -199,7 +198,7 @@ export class Deckhand {
   /** The page an operation targets: the `page` option (any supported page object) or the active page. */
   private async targetPage(page: AnyPage | undefined, what: string): Promise<Page> {
     const browser = this.ready(what);
-    if (page) return resolvePage(browser, page);
+    if (page) return browser.pageOf(page);
     return this.page;
   }
 
@@ -417,7 +416,7 @@ export class Deckhand {
         "extract() takes an instruction string, optionally a schema, then options.",
       );
     }
-    const schema = isSchema(second) ? (second as SchemaInput) : undefined;
+    const schema = isSchemaArgument(second) ? (second as SchemaInput) : undefined;
     // extract(instruction, undefined, options) (a schema that is optional at the call site) keeps its options.
     const options: ExtractOptions =
       (schema ? third : ((second as ExtractOptions | undefined) ?? third)) ?? {};
@@ -711,14 +710,5 @@ export class DeckhandAgent<R extends AgentResult | AgentStreamResult = AgentResu
 function browserGone(): ServiceBrowserClosedError {
   return new ServiceBrowserClosedError(
     "The browser is no longer connected (it crashed, was killed or was closed). Start a new Deckhand instance (init()) to continue.",
-  );
-}
-
-/** Whether extract()'s second argument is a schema (zod, or JSON Schema) rather than options. */
-function isSchema(value: unknown): boolean {
-  if (!value || typeof value !== "object") return false;
-  if (isZod4Schema(value) || isZod3Schema(value)) return true;
-  return ["type", "properties", "items", "$schema", "anyOf", "oneOf", "allOf", "$ref", "enum"].some(
-    (k) => k in value,
   );
 }

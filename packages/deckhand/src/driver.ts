@@ -3,9 +3,13 @@
 // driver (remote/) asks the Deckhand service. The facade (deckhand.ts) checks arguments, registers
 // variables, applies the deadline and records history, and never branches on the mode.
 
-import type { AgentHost } from "./agent/host.ts";
-import type { AgentStreamResult } from "./agent/run.ts";
-import type { AgentConfig, AgentExecuteOptions, AgentResult } from "./agent/types.ts";
+import type {
+  AgentConfig,
+  AgentExecuteOptions,
+  AgentHost,
+  AgentResult,
+  AgentStreamResult,
+} from "./agent/types.ts";
 import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
 import type { Page } from "./browser/page.ts";
@@ -63,7 +67,26 @@ export interface SessionInfo {
   debugUrl: string | undefined;
 }
 
+/**
+ * The run's report (the LOCAL `report` option, report/report-recorder.ts): the facade tells it of
+ * every operation and navigation; it is written at close() or by writeReport().
+ */
+export interface OperationReport {
+  /** Values to hide wherever the report shows text (a call's variables). */
+  addSecrets(values: readonly unknown[]): void;
+  /** Runs an operation as a step of the report. */
+  run<T>(method: string, page: Page, parameters: Record<string, unknown>, run: () => Promise<T>): Promise<T>;
+  navigated(page: Page, parameters: Record<string, unknown>, result: Record<string, unknown>): void;
+  /**
+   * Writes the report; resolves to the file's path. `record`: the run's operations in the replay
+   * record's shape (history.ts recordedRows), kept in the report for `deckhand export --from-report`.
+   */
+  write(title?: string, record?: readonly unknown[]): Promise<string>;
+}
+
 export interface Driver {
+  /** The run's report, when the options ask for one (LOCAL only). */
+  readonly report: OperationReport | undefined;
   /** Starts (launches, attaches, or opens a session) and gives the browser and the context to work in. */
   start(): Promise<{ browser: Browser; context: Context }>;
   /** Undoes a start that failed part of the way (closes what it opened), and says what to throw. */

@@ -2,7 +2,6 @@
 
 export { COMPUTER_USE_MODELS, supportsComputerUse } from "./agent/cua/index.ts";
 export {
-  type AgentStreamResult,
   compactMessages,
   DEFAULT_MAX_STEPS,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -16,6 +15,7 @@ export type {
   AgentMode,
   AgentResult,
   AgentStepEvent,
+  AgentStreamResult,
   AgentUsage,
   McpClientLike,
 } from "./agent/types.ts";
@@ -156,4 +156,4 @@ export {
 export type * from "./types.ts";
 /** @internal The recorded operation on an ActResult (the service copies it into its replay record). */
 export { RECORDED } from "./types.ts";
-export { actionOnTheWire, actResultOnTheWire } from "./wire.ts";
+export { actionOnTheWire, actResultOnTheWire, type WireDoc, wireSchemas } from "./wire.ts";

@@ -7,6 +7,7 @@ import type { AnyPage } from "./browser/third-party.ts";
 import type { ActionCacheStore } from "./cache/action-cache.ts";
 import { ServiceEnvironmentError } from "./errors.ts";
 import type { LLMClient } from "./llm/client.ts";
+import { isZod3Schema, isZod4Schema } from "./llm/schema.ts";
 import type { Logger, ModelConfiguration, Variables } from "./types.ts";
 
 // ---------- client options ----------
@@ -299,4 +300,16 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (typeof value === "object") return "an object";
   return `${typeof value} ${String(value)}`;
+}
+
+/**
+ * Whether extract()'s second argument is a schema (zod 3 or 4, or JSON Schema) rather than its
+ * options: the facade reads its overloads with it.
+ */
+export function isSchemaArgument(value: unknown): boolean {
+  if (!value || typeof value !== "object") return false;
+  if (isZod4Schema(value) || isZod3Schema(value)) return true;
+  return ["type", "properties", "items", "$schema", "anyOf", "oneOf", "allOf", "$ref", "enum"].some(
+    (k) => k in value,
+  );
 }

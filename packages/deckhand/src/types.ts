@@ -1,6 +1,6 @@
 // The data shapes of the Deckhand client: results, actions, variables, metrics, history, log
-// lines. Field names follow SERVICE-SPEC.md exactly. Data only: this file imports nothing, so every
-// layer may use it. Options live with their checks in options.ts; types that belong to a layer
+// lines. Field names follow SERVICE-SPEC.md exactly. Data only: this file imports nothing but the
+// types of the act wire (wire.ts, zod schemas and nothing of the library), so every layer may use it. Options live with their checks in options.ts; types that belong to a layer
 // (Page, Locator, Context, LLMClient) are defined there; all are re-exported from the package index.
 
 // ---------- logging ----------
@@ -44,24 +44,8 @@ export type Variables = Record<string, VariableValue>;
 
 // ---------- actions and results ----------
 
-export interface Action {
-  /** XPath (from observe), or any selector kind for act input. */
-  selector: string;
-  /** What the element is and what acting on it does; used to re-find it when the page changed. */
-  description: string;
-  /** `click`, `fill`, `type`, `press`, `hover`, `selectOption`, `check`, `uncheck`, `scrollTo`, ... */
-  method?: string;
-  arguments?: string[];
-}
-
-export interface ActResult {
-  success: boolean;
-  message: string;
-  actionDescription: string;
-  actions?: Action[];
-  /** Present only in REMOTE mode with server caching on. */
-  cacheStatus?: "HIT" | "MISS";
-}
+// Declared once, as the wire's zod schemas (wire.ts), from which the service's schemas come too.
+export type { Action, ActResult } from "./wire.ts";
 
 export type ExtractPageTextResult = { pageText: string };
 export type ExtractTextResult = { extraction: string; cacheStatus?: "HIT" | "MISS" };

@@ -7,7 +7,10 @@ import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod
 import type pino from "pino";
 import { installAccessLog } from "./access-log.ts";
 import { installAuth, KeyVerifier } from "./auth.ts";
+import type { Cluster } from "./cluster/cluster.ts";
+import { installClusterRouting, installForwardedCheck } from "./cluster/routing.ts";
 import { type ConnectionLimits, limitConnectionsPerAddress, serverTimeouts } from "./connections.ts";
+import { registerDashboard } from "./dashboard/routes.ts";
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_CONNECTION_IDLE_TIMEOUT_MS,
@@ -90,6 +93,13 @@ export interface AppOptions {
   metricsToken?: string;
   /** Event-loop lag (recent maximum, ms) above which /readyz answers 503. Default 1000. */
   readyMaxEventLoopLagMs?: number;
+  /**
+   * This node's cluster (several nodes on one PostgreSQL): requests for other nodes' sessions are
+   * forwarded to them, new sessions placed on the node with the most room, and `maxSessions` is
+   * this node's own. Without it, another live node's session answers 409 SESSION_ELSEWHERE and
+   * `maxSessions` counts every session of the store.
+   */
+  cluster?: Cluster;
 }
 
 export interface ServiceConfig {
@@ -200,6 +210,8 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   installAccessLog(app);
+  // Before auth: a forwarded request's claim stands in for its API key.
+  installForwardedCheck(app, options.cluster);
   installJsonBodyParser(app);
   installErrorHandling(app, config.bodyLimit);
   // Before secrets and auth: they read the spec's header names only.
@@ -210,7 +222,16 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app);
   if (options.metricsToken !== undefined) registerMetricsRoute(app, metrics, options.metricsToken);
   await registerFrontPage(app, { store: options.store, apiVersion: API_VERSION });
+  // The project dashboard (/dashboard): its own encapsulated plugin, cookies and forms (dashboard/routes.ts).
+  await registerDashboard(app, { store: options.store, verifier, links });
 
+  if (options.cluster) {
+    installClusterRouting(app, options.cluster, {
+      store: options.store,
+      links,
+      maxSessionsPerProject: config.maxSessionsPerProject,
+    });
+  }
   await app.register(async (scope) => {
     registerOpenApiRoute(scope);
     registerRoutes(scope, {
@@ -219,6 +240,7 @@ export async function createApp(options: AppOptions): Promise<FastifyInstance> {
       maxSessions: config.maxSessions,
       maxSessionsPerProject: config.maxSessionsPerProject,
       ...(options.nodeId !== undefined ? { nodeId: options.nodeId } : {}),
+      perNodeCapacity: options.cluster !== undefined,
     });
   });
   return app;

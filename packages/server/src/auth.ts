@@ -56,6 +56,15 @@ export function installAuth(app: FastifyInstance, verifier: KeyVerifier): void {
   app.decorateRequest("auth", null);
   app.addHook("onRequest", async (request) => {
     if (!isV1(request.url) || request.routeOptions.config?.public) return;
+    // Forwarded by another node of the cluster, which verified the caller's key (its signature was
+    // checked before this hook: cluster/routing.ts). The key may have been revoked since.
+    const forwarded = request.forwarded?.identity;
+    if (forwarded) {
+      if (!(await verifier.isLive(forwarded.keyId)))
+        throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key (x-platform-api-key).");
+      request.auth = forwarded;
+      return;
+    }
     let key = request.headers["x-platform-api-key"];
     if ((typeof key !== "string" || key.length === 0) && request.routeOptions.config?.queryApiKey) {
       key = (request.query as { apiKey?: string } | undefined)?.apiKey;

@@ -21,6 +21,12 @@ export const DEFAULT_PORT = 3000;
  * projects in different browsers, every session may need one.
  */
 export const DEFAULT_MAX_BROWSERS = 10;
+/**
+ * Browsers the pool keeps launched for the next tenant that needs one: a project's first session
+ * then takes a running browser instead of waiting for Chromium to start. One idle Chromium costs
+ * some 100 MB; a burst of new projects beyond it launches the rest on demand.
+ */
+export const DEFAULT_WARM_BROWSERS = 1;
 /** Sessions (browser contexts) a pool browser takes before another browser is started for its project. */
 export const DEFAULT_SESSIONS_PER_BROWSER = 8;
 /** Who may share a pool browser: sessions of one project ("project"), or no one ("session"). */

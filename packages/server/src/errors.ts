@@ -32,11 +32,13 @@ export function sessionNotFound(id: string): ApiError {
 }
 
 /** 410: the session existed and has ended; only its replay is still readable. */
-export function sessionEnded(id: string): ApiError {
+export function sessionEnded(id: string, reason?: "node lost"): ApiError {
   return new ApiError(
     410,
     "SESSION_ENDED",
-    `Session ${JSON.stringify(id)} has ended. Its replay is still readable; start a new session to continue.`,
+    `Session ${JSON.stringify(id)} has ended${reason === "node lost" ? " (the node that ran it was lost: its lease lapsed)" : ""}. ` +
+      "Its replay is still readable; start a new session to continue.",
+    reason ? { reason } : undefined,
   );
 }
 

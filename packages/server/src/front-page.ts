@@ -78,7 +78,7 @@ interface FrontFacts {
   version: string;
   apiVersion: string;
   health: "ok" | "database unavailable";
-  links: { apiReference: string; openapi: string; healthz: string; readyz: string };
+  links: { apiReference: string; openapi: string; dashboard: string; healthz: string; readyz: string };
 }
 
 async function storeAnswers(store: Store): Promise<boolean> {
@@ -142,6 +142,7 @@ Every session is recorded and has a page of its own to see what happened.</p>
 <ul class="links">
 <li><a href="${DOCS_PATH}">API reference</a>: every endpoint, request and answer, to try in the browser.</li>
 <li><a href="/v1/openapi.json">OpenAPI document</a> (JSON) for generating clients.</li>
+<li><a href="/dashboard">Project dashboard</a>: sign in with your API key to see your sessions, live and recent, and what they cost.</li>
 <li><a href="/healthz">/healthz</a> and <a href="/readyz">/readyz</a> for monitoring.</li>
 </ul>
 <h2 id="quick-start">Quick start</h2>
@@ -188,6 +189,7 @@ export async function registerFrontPage(
         links: {
           apiReference: DOCS_PATH,
           openapi: "/v1/openapi.json",
+          dashboard: "/dashboard",
           healthz: "/healthz",
           readyz: "/readyz",
         },

@@ -2,6 +2,8 @@
 
 export { type AppOptions, createApp, type ServiceConfig } from "./app.ts";
 export { type AuthContext, authOf, KeyVerifier } from "./auth.ts";
+export { Cluster, freeCapacity, parseAdvertiseUrl } from "./cluster/cluster.ts";
+export { ClusterTrust, type ForwardedClaim, NODE_HEADER, OWNER_HEADER } from "./cluster/trust.ts";
 export * from "./defaults.ts";
 export { ApiError, atCapacity, notImplemented, sessionEnded, sessionNotFound } from "./errors.ts";
 export { createLogger, type LoggerOptions, type LogLevel } from "./logger.ts";
@@ -27,8 +29,14 @@ export type {
 export { registerRoutes } from "./routes/index.ts";
 export { loadActiveSession, loadOwnSession } from "./routes/session-access.ts";
 export * from "./schemas/index.ts";
-export { createService, type Service, type ServiceOptions } from "./service.ts";
-export { type BrowserLease, BrowserPool, type BrowserPoolOptions } from "./sessions/browser-pool.ts";
+export { type ClusterSettings, createService, type Service, type ServiceOptions } from "./service.ts";
+export {
+  type BrowserLease,
+  BrowserPool,
+  type BrowserPoolOptions,
+  type BrowserPoolStats,
+  type PoolCapacity,
+} from "./sessions/browser-pool.ts";
 export { type CdpTarget, LiveSession, type SessionDefaults } from "./sessions/live-session.ts";
 export { costOf, priceOf } from "./sessions/pricing.ts";
 export { type EndReason, SessionManager, type SessionManagerOptions } from "./sessions/session-manager.ts";

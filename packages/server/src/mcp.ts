@@ -8,6 +8,10 @@
 // id is bound to the key's project: another project's key naming it gets 404, as for any session
 // it does not own. The session ends when the client ends it (DELETE), after the service's idle
 // timeout without a request, or when the service closes.
+//
+// In a cluster an MCP session lives in the memory of the node that initialised it, so its id starts
+// with that node's id (`<node>.<uuid>`): any other node that receives a request naming it forwards
+// the request there with the caller's identity (cluster/forward.ts), as for any session.
 
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
@@ -16,12 +20,20 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createMcpServer, Deckhand } from "deckhand";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { KeyVerifier } from "./auth.ts";
+import type { Cluster } from "./cluster/cluster.ts";
 import { ApiError } from "./errors.ts";
+import type { KeyIdentity } from "./store/store.ts";
 
 export interface McpOptions {
   verifier: KeyVerifier;
   /** An MCP session with no request for this long is ended (ms). */
   idleTimeoutMs: number;
+  /** This node's cluster: MCP sessions of other nodes are forwarded to them. */
+  cluster?: Cluster;
+}
+
+function notFound(): ApiError {
+  return new ApiError(404, "SESSION_NOT_FOUND", "No such MCP session for this key; initialize a new one.");
 }
 
 interface McpClient {
@@ -92,7 +104,9 @@ export function installMcp(app: FastifyInstance, options: McpOptions): void {
       idle: undefined,
       ended: false,
       transport: new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
+        // In a cluster the id says which node holds the session, so that every node can route it.
+        sessionIdGenerator: () =>
+          options.cluster ? `${options.cluster.nodeId}.${randomUUID()}` : randomUUID(),
         onsessioninitialized: (id) => {
           client.id = id;
           clients.set(id, client);
@@ -147,23 +161,44 @@ export function installMcp(app: FastifyInstance, options: McpOptions): void {
     schema: { hide: true },
     handler: async (request, reply) => {
       const key = keyOf(request);
-      if (!key)
-        throw new ApiError(401, "UNAUTHORIZED", "Missing API key: send it in the x-platform-api-key header.");
-      const identity = await options.verifier.verify(key);
+      let identity: KeyIdentity | null;
+      const forwarded = request.forwarded?.identity;
+      if (forwarded) {
+        // Another node of the cluster checked the key; it may have been revoked since.
+        identity = (await options.verifier.isLive(forwarded.keyId)) ? forwarded : null;
+      } else {
+        if (!key)
+          throw new ApiError(
+            401,
+            "UNAUTHORIZED",
+            "Missing API key: send it in the x-platform-api-key header.",
+          );
+        identity = await options.verifier.verify(key);
+      }
       if (!identity)
         throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key (x-platform-api-key).");
       const sessionId = request.headers["mcp-session-id"];
       let client: McpClient | undefined;
       if (typeof sessionId === "string") {
+        const cluster = options.cluster;
+        const holder = sessionId.includes(".") ? sessionId.slice(0, sessionId.indexOf(".")) : undefined;
+        if (cluster && holder !== undefined && holder !== cluster.nodeId && !request.forwarded) {
+          const owner = await cluster.forwardable(holder);
+          // Its node is gone (and the session with it): as for any session that does not exist.
+          if (!owner) throw notFound();
+          return cluster.forwarder.http(request, reply, owner, { identity, placed: false });
+        }
         client = clients.get(sessionId);
         // Another project's session is answered as one that does not exist.
-        if (!client || client.projectId !== identity.projectId)
-          throw new ApiError(
-            404,
-            "SESSION_NOT_FOUND",
-            "No such MCP session for this key; initialize a new one.",
-          );
+        if (!client || client.projectId !== identity.projectId) throw notFound();
       } else if (request.method === "POST" && isInitializeRequest(request.body)) {
+        // An initialize is served where it lands; it carries the caller's own key.
+        if (!key)
+          throw new ApiError(
+            401,
+            "UNAUTHORIZED",
+            "Missing API key: send it in the x-platform-api-key header.",
+          );
         client = await open(request, key, identity.projectId);
       } else {
         throw new ApiError(

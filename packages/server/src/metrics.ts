@@ -15,6 +15,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { ConnectionEvents } from "./connections.ts";
 import type { EventLoopLag } from "./event-loop.ts";
+import type { BrowserPoolStats } from "./sessions/browser-pool.ts";
 import type { LeaseStats } from "./sessions/session-manager.ts";
 
 export type OperationKind = "act" | "extract" | "observe" | "navigate" | "agentExecute";
@@ -33,6 +34,10 @@ export interface MetricsSources {
   leaseStats?: () => LeaseStats | undefined;
   /** The event-loop lag monitor. */
   eventLoop?: EventLoopLag;
+  /** The browser pool's browsers, warm and assigned (BrowserPool.stats). */
+  browserPool?: () => BrowserPoolStats;
+  /** Spare browser contexts waiting for a project's next session (SessionManager.spareContexts). */
+  spareContexts?: () => number;
 }
 
 /** Seconds; from 10 ms (a navigate to a cached page) to 3 minutes (the default operation timeout). */
@@ -136,6 +141,57 @@ export class ServiceMetrics implements ConnectionEvents {
         const stats = metrics.sources.leaseStats?.();
         this.reset();
         if (stats) this.inc(stats.failures);
+      },
+    });
+    new Gauge({
+      name: "deckhand_browsers",
+      help:
+        "Chromium processes of this node's pool: warm (launched, waiting for the next project), warming " +
+        "(warm ones starting) and assigned (a project's or a session's, lingering ones included).",
+      labelNames: ["state"] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = metrics.sources.browserPool?.();
+        this.reset();
+        if (!stats) return;
+        this.set({ state: "warm" }, stats.warm);
+        this.set({ state: "warming" }, stats.warming);
+        this.set({ state: "assigned" }, stats.assigned);
+      },
+    });
+    new Counter({
+      name: "deckhand_browser_assignments_total",
+      help:
+        "Browsers given to a project (or a session, --isolation session): from the warm ones (warm) or " +
+        "launched on demand because none was warm (cold).",
+      labelNames: ["source"] as const,
+      registers: [this.registry],
+      collect() {
+        const stats = metrics.sources.browserPool?.();
+        this.reset();
+        if (!stats) return;
+        this.inc({ source: "warm" }, stats.warmTaken);
+        this.inc({ source: "cold" }, stats.coldLaunches);
+      },
+    });
+    new Gauge({
+      name: "deckhand_spare_contexts",
+      help:
+        "Browser contexts made ahead, each with its page open, in projects' browsers for their next session " +
+        "there (one per browser at most).",
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.sources.spareContexts?.() ?? 0);
+      },
+    });
+    new Counter({
+      name: "deckhand_warm_browsers_lost_total",
+      help: "Warm browsers that failed to start or died before a project took them (each is replaced).",
+      registers: [this.registry],
+      collect() {
+        const stats = metrics.sources.browserPool?.();
+        this.reset();
+        if (stats) this.inc(stats.warmLost);
       },
     });
     new Gauge({

@@ -5,7 +5,9 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { type AppOptions, createApp } from "./app.ts";
 import { installCdpProxy } from "./cdp-proxy/cdp-proxy.ts";
+import { Cluster } from "./cluster/cluster.ts";
 import {
+  DEFAULT_MAX_SESSIONS,
   DEFAULT_NODE_LEASE_MS,
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_SESSION_DISCONNECT_GRACE_MS,
@@ -22,7 +24,20 @@ import { DevToolsFrontend } from "./viewer/devtools-frontend.ts";
 import { registerViewer } from "./viewer/routes.ts";
 import { type StepScreenshotOptions, StepScreenshots } from "./viewer/step-screenshots.ts";
 
-export interface ServiceOptions extends Omit<AppOptions, "handlers"> {
+/** Several nodes on one PostgreSQL behind a load balancer (README, "Running several nodes"). */
+export interface ClusterSettings {
+  /** Where the other nodes reach this one (`--advertise-url`): checked by Service.advertise once it listens. */
+  advertiseUrl: string;
+  /** Shared by every node, at least 32 characters (`--cluster-secret`, DECKHAND_CLUSTER_SECRET). */
+  secret: string;
+}
+
+export interface ServiceOptions extends Omit<AppOptions, "handlers" | "cluster"> {
+  /**
+   * Join the other nodes of this store as a cluster: forward requests for their sessions to them,
+   * place new sessions where there is most room. Needs a shared store (PostgreSQL).
+   */
+  cluster?: ClusterSettings;
   /**
    * The browser pool: how many Chromium processes, how many sessions each, who may share one
    * (`isolation`: "project", the default, or "session"), how they start.
@@ -72,6 +87,14 @@ export interface Service {
   sessions: SessionManager;
   /** What the service counts; serve it with listenMetrics (metrics-route.ts) or metricsToken. */
   metrics: ServiceMetrics;
+  /** The node's cluster, when it is one's. */
+  cluster?: Cluster;
+  /**
+   * Once the app listens: checks that the cluster's advertised address reaches this node and
+   * registers it, after which other nodes forward to it and place sessions on it. Nothing without a
+   * cluster.
+   */
+  advertise(): Promise<void>;
 }
 
 /** The live sessions of this node by state, for the metrics. */
@@ -88,17 +111,26 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const idleTimeoutMs = options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS;
   const sharedStore = options.sharedStore ?? options.store.description.startsWith("postgres");
   const nodeId = options.nodeId ?? randomUUID();
+  if (options.cluster && !sharedStore) {
+    throw new RangeError(
+      "A cluster needs a store the nodes share (PostgreSQL, --database-url); SQLite serves one node.",
+    );
+  }
+  const cluster = options.cluster
+    ? new Cluster({ store: options.store, nodeId, log: logger, ...options.cluster })
+    : undefined;
   // Known once the app listens: the port a caller must not make the service call itself on.
   let app: FastifyInstance | undefined;
   const ownPort = () => {
     const address = app?.server.address();
     return typeof address === "object" && address ? address.port : undefined;
   };
+  const pool = new BrowserPool(options.browsers);
   const sessions = new SessionManager({
     nodeId,
     nodeLeaseMs: options.nodeLeaseMs ?? DEFAULT_NODE_LEASE_MS,
     store: options.store,
-    pool: new BrowserPool(options.browsers),
+    pool,
     log: logger,
     idleTimeoutMs,
     serverCache: options.serverCache ?? true,
@@ -107,6 +139,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     ...(options.cdpUrlHosts !== undefined ? { cdpUrlHosts: options.cdpUrlHosts } : {}),
     ...(options.maxTabsPerSession !== undefined ? { maxTabsPerSession: options.maxTabsPerSession } : {}),
     ownPort,
+    nodeInfo: { maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS },
+    // Warm browsers (each with a spare context) make a project's first session fast; a spare
+    // context in each of its browsers makes its next ones fast. --warm-browsers 0 turns both off
+    // (every start as before). Under --isolation session a browser has one session only: a spare
+    // made after a start would never be used.
+    spareContexts: pool.warmTarget > 0 && pool.isolation === "project",
   });
   const screenshots =
     options.screenshots?.enabled === false
@@ -117,6 +155,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     sessionStates: () => sessionStates(sessions),
     // The lease's renewals (SessionManager.leaseStats).
     leaseStats: () => sessions.leaseStats(),
+    browserPool: () => sessions.pool.stats(),
+    spareContexts: () => sessions.spareContexts(),
   });
   const handlers = createSessionHandlers({
     metrics,
@@ -130,9 +170,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // The lease first: sessions are started under it from the first request on.
   await sessions.holdLease();
   try {
-    app = await createApp({ ...options, logger, handlers, nodeId, metrics });
+    const { cluster: _settings, ...appOptions } = options;
+    app = await createApp({
+      ...appOptions,
+      logger,
+      handlers,
+      nodeId,
+      metrics,
+      ...(cluster ? { cluster } : {}),
+    });
   } catch (error) {
     await sessions.close();
+    await cluster?.close();
     throw error;
   }
   registerViewer(app, {
@@ -158,12 +207,23 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // The proxy's bytes in and out (CdpProxyDeps.onTraffic).
     onTraffic: (direction: "in" | "out", bytes: number) => metrics.cdpBytes(direction, bytes),
     onThrottled: () => metrics.cdpThrottled(),
+    ...(cluster ? { cluster } : {}),
   };
   installCdpProxy(app, cdpDeps);
-  installMcp(app, { verifier: app.deckhand.verifier, idleTimeoutMs: idleTimeoutMs });
+  installMcp(app, {
+    verifier: app.deckhand.verifier,
+    idleTimeoutMs: idleTimeoutMs,
+    ...(cluster ? { cluster } : {}),
+  });
+  // Stopping: the other nodes place nothing new here from now on, while this node's operations
+  // get the shutdown grace to finish (shutdown.ts).
+  app.addHook("preClose", async () => {
+    await sessions.drain();
+  });
   app.addHook("onClose", async () => {
     screenshots?.stop();
     await sessions.close();
+    await cluster?.close();
   });
   screenshots?.startPruning();
   const service = app;
@@ -171,5 +231,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     all: !sharedStore,
     intervalMs: Math.min(60_000, Math.max(1000, idleTimeoutMs)),
   });
-  return { app: service, sessions, metrics };
+  // Warm browsers launch in the background: the service answers before they are up.
+  sessions.pool.warmUp();
+  return {
+    app: service,
+    sessions,
+    metrics,
+    ...(cluster ? { cluster } : {}),
+    advertise: async () => {
+      if (!cluster) return;
+      await cluster.checkAdvertised();
+      await sessions.advertise({ advertiseUrl: cluster.advertiseUrl });
+    },
+  };
 }

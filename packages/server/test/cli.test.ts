@@ -105,6 +105,7 @@ describe("deckhand-server", () => {
       "--session-disconnect-grace",
       "--body-limit",
       "--max-browsers",
+      "--warm-browsers",
       "--sessions-per-browser",
       "--browser-arg",
       "--cdp-url-hosts",
@@ -131,9 +132,14 @@ describe("deckhand-server", () => {
       "DECKHAND_CDP_URL_HOSTS",
       "DECKHAND_MODEL_BASE_URL_HOSTS",
       "DECKHAND_ISOLATION",
+      "DECKHAND_WARM_BROWSERS",
       "DECKHAND_CDP_BYTES_PER_SECOND",
       "--log-format",
       "DECKHAND_LOG_FORMAT",
+      "--advertise-url",
+      "--cluster-secret",
+      "DECKHAND_ADVERTISE_URL",
+      "DECKHAND_CLUSTER_SECRET",
     ]) {
       expect(stdout).toContain(text);
     }
@@ -179,6 +185,42 @@ describe("deckhand-server", () => {
     expect(() => parseCommand(["--screenshot-retention", "a week"], {})).toThrow(
       /--screenshot-retention must be/,
     );
+  });
+
+  it("reads the cluster settings (--advertise-url and the secret, with PostgreSQL), and refuses what cannot work", () => {
+    const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+      parseCommand(argv, env) as Record<string, unknown>;
+    const secret = "s".repeat(40);
+    const db = "--database-url=postgres://db/deckhand";
+    expect(
+      serve([db, "--advertise-url=http://10.0.0.5:3000"], { DECKHAND_CLUSTER_SECRET: secret }).cluster,
+    ).toEqual({
+      advertiseUrl: "http://10.0.0.5:3000",
+      secret,
+    });
+    expect(
+      serve([db], { DECKHAND_ADVERTISE_URL: "https://node-1.internal", DECKHAND_CLUSTER_SECRET: secret })
+        .cluster,
+    ).toEqual({
+      advertiseUrl: "https://node-1.internal",
+      secret,
+    });
+    // Without them a PostgreSQL node stays as before: no forwarding.
+    expect(serve([db]).cluster).toBeUndefined();
+    expect(() =>
+      serve(["--advertise-url=http://10.0.0.5:3000"], { DECKHAND_CLUSTER_SECRET: secret }),
+    ).toThrow(/give --database-url too/);
+    expect(() => serve([db, "--advertise-url=http://10.0.0.5:3000"])).toThrow(/needs the cluster secret/);
+    expect(() => serve([db], { DECKHAND_CLUSTER_SECRET: secret })).toThrow(/needs --advertise-url/);
+    expect(() => serve([db, "--advertise-url=http://10.0.0.5:3000", "--cluster-secret=short"])).toThrow(
+      /at least 32 characters/,
+    );
+    expect(() => serve([db, "--advertise-url=10.0.0.5:3000"], { DECKHAND_CLUSTER_SECRET: secret })).toThrow(
+      /http or https URL|absolute http\(s\) URL/,
+    );
+    expect(() =>
+      serve([db, "--advertise-url=http://10.0.0.5:3000/api"], { DECKHAND_CLUSTER_SECRET: secret }),
+    ).toThrow(/no path, query or credentials/);
   });
 
   it("reads the connection limits, metrics and readiness settings, and refuses what cannot work", () => {
@@ -249,6 +291,22 @@ describe("deckhand-server", () => {
     expect(parseCommand([], { DECKHAND_ISOLATION: "project" })).toMatchObject({ isolation: "project" });
     expect(() => parseCommand(["--isolation", "none"], {})).toThrow(
       /--isolation must be project .* or session/,
+    );
+    // Warm browsers: the flag wins over the variable, 0 turns them off, never more than --max-browsers.
+    expect(parseCommand([], {})).not.toHaveProperty("warmBrowsers");
+    expect(parseCommand(["--warm-browsers", "0"], {})).toMatchObject({ warmBrowsers: 0 });
+    expect(parseCommand([], { DECKHAND_WARM_BROWSERS: "3" })).toMatchObject({ warmBrowsers: 3 });
+    expect(parseCommand(["--warm-browsers=2"], { DECKHAND_WARM_BROWSERS: "3" })).toMatchObject({
+      warmBrowsers: 2,
+    });
+    expect(() => parseCommand(["--warm-browsers", "some"], {})).toThrow(
+      /--warm-browsers must be a whole number from 0/,
+    );
+    expect(() => parseCommand(["--warm-browsers", "3", "--max-browsers", "2"], {})).toThrow(
+      /--warm-browsers \(3\) must be at most --max-browsers \(2\)/,
+    );
+    expect(() => parseCommand(["--warm-browsers", "11"], {})).toThrow(
+      /at most --max-browsers \(10, its default\)/,
     );
     expect(
       parseCommand(

@@ -60,7 +60,13 @@ describe("the front page", () => {
       version: VERSION,
       apiVersion: "3.1.0",
       health: "ok",
-      links: { apiReference: "/docs", openapi: "/v1/openapi.json", healthz: "/healthz", readyz: "/readyz" },
+      links: {
+        apiReference: "/docs",
+        openapi: "/v1/openapi.json",
+        dashboard: "/dashboard",
+        healthz: "/healthz",
+        readyz: "/readyz",
+      },
     });
   });
 
@@ -77,6 +83,9 @@ describe("the front page", () => {
       expect(await page.getByRole("link", { name: "API reference" }).getAttribute("href")).toBe("/docs");
       expect(await page.getByRole("link", { name: "OpenAPI document" }).getAttribute("href")).toBe(
         "/v1/openapi.json",
+      );
+      expect(await page.getByRole("link", { name: "Project dashboard" }).getAttribute("href")).toBe(
+        "/dashboard",
       );
       expect(await page.locator("#quick-start").textContent()).toBe("Quick start");
       // Nothing wider than the window: no sideways scrolling on a phone.

@@ -81,7 +81,15 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     ...rest,
     store,
     logger: createLogger({ level: "debug", destination: sink as unknown as pino.DestinationStream }),
-    browsers: { lingerMs: 500, ...browsers, args: [...QUIET_ARGS, marker, ...(browsers?.args ?? [])] },
+    // No warm browser unless the test asks for some: most tests count the pool's browsers and
+    // Chrome processes exactly, and a spare Chromium in each of them would load the machine for
+    // nothing. test/warm-browsers.test.ts covers them.
+    browsers: {
+      lingerMs: 500,
+      warmBrowsers: 0,
+      ...browsers,
+      args: [...QUIET_ARGS, marker, ...(browsers?.args ?? [])],
+    },
   });
   await service.app.listen({ host: "127.0.0.1", port: 0 });
   const address = service.app.server.address();

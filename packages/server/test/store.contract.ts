@@ -376,7 +376,7 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       expect(reclaimed.nodeIds).toContain(gone);
       expect(reclaimed.nodeIds).not.toContain(alive);
       expect(reclaimed.sessionIds).toEqual([theirs.id]);
-      expect(await store.getSession(theirs.id)).toMatchObject({ status: "ended" });
+      expect(await store.getSession(theirs.id)).toMatchObject({ status: "ended", endReason: "node lost" });
       expect((await store.getSession(theirsEnded.id))?.endedAt).toBe(1_700_000_000_000);
       expect(await store.getSession(mine.id)).toMatchObject({ status: "active" });
       expect(await store.getSession(legacy.id)).toMatchObject({ status: "active" });
@@ -421,6 +421,70 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       expect(await store.resumeNode(node, 60_000, [kept.id])).toEqual([kept.id]);
       expect(await store.resumeNode(node, 60_000, [])).toEqual([]);
       await store.removeNode(node);
+    });
+
+    it("keeps each node's address, capacity and draining mark, and counts its active sessions", async () => {
+      const key = await store.createKey();
+      const node = `node-cluster-${crypto.randomUUID()}`;
+      await store.registerNode(node, 60_000, { advertiseUrl: "http://10.0.0.5:3000", maxSessions: 4 });
+      const session = await store.createSession({ projectId: key.projectId, keyId: key.id, nodeId: node });
+      expect(await store.getNode(node)).toEqual({
+        id: node,
+        advertiseUrl: "http://10.0.0.5:3000",
+        maxSessions: 4,
+        live: true,
+        draining: false,
+        activeSessions: 1,
+      });
+      expect((await store.listLiveNodes()).find((n) => n.id === node)).toMatchObject({ activeSessions: 1 });
+      await store.setNodeDraining(node);
+      expect((await store.getNode(node))?.draining).toBe(true);
+      await store.endSession(session.id);
+      expect((await store.getNode(node))?.activeSessions).toBe(0);
+      await store.removeNode(node);
+      expect(await store.getNode(node)).toBeNull();
+      expect((await store.listLiveNodes()).some((n) => n.id === node)).toBe(false);
+    });
+
+    it("admits a session only within the node's (or the store's) limit and the project's, counting every node", async () => {
+      const key = await store.createKey();
+      const node = `node-admit-${crypto.randomUUID()}`;
+      const other = `node-admit-${crypto.randomUUID()}`;
+      const input = (nodeId: string) => ({ projectId: key.projectId, keyId: key.id, nodeId });
+      const first = await store.admitSession(input(node), {
+        maxSessions: 1,
+        perNode: true,
+        maxPerProject: 2,
+      });
+      expect("session" in first && first.session.nodeId).toBe(node);
+      expect(
+        await store.admitSession(input(node), { maxSessions: 1, perNode: true, maxPerProject: 2 }),
+      ).toEqual({
+        refused: "node",
+      });
+      const second = await store.admitSession(input(other), {
+        maxSessions: 1,
+        perNode: true,
+        maxPerProject: 2,
+      });
+      expect("session" in second).toBe(true);
+      // The project has two, on two nodes: a third node with room still refuses it.
+      expect(
+        await store.admitSession(input(`node-admit-${crypto.randomUUID()}`), {
+          maxSessions: 1,
+          perNode: true,
+          maxPerProject: 2,
+        }),
+      ).toEqual({ refused: "project" });
+      // Counting the whole store (no cluster): every active session counts against the limit.
+      const total = await store.countActiveSessions();
+      expect(
+        await store.admitSession(input(node), { maxSessions: total, perNode: false, maxPerProject: 99 }),
+      ).toEqual({
+        refused: "node",
+      });
+      for (const admitted of [first, second])
+        if ("session" in admitted) await store.endSession(admitted.session.id);
     });
 
     it("ends the active sessions of a node that has no lease at all (forgotten, still starting sessions)", async () => {
@@ -516,6 +580,143 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       await store.close();
       store = await harness.open();
       expect(await store.serviceSecret("contract-links")).toEqual(first);
+    });
+  });
+
+  describe("a project's sessions and totals (the dashboard)", () => {
+    it("lists one project's sessions, active first then newest, with steps, pages, tokens, cost, cache hits and why each ended", async () => {
+      const mine = "proj_dash_mine";
+      const key = await store.createKey({ projectId: mine });
+      const at = Date.UTC(2030, 0, 2, 10, 0, 0);
+      const old = await store.createSession({ projectId: mine, keyId: key.id, createdAt: at - 86_400_000 });
+      const ended = await store.createSession({ projectId: mine, keyId: key.id, createdAt: at });
+      const live = await store.createSession({ projectId: mine, keyId: key.id, createdAt: at - 3_600_000 });
+      const theirs = await store.createSession({
+        projectId: "proj_dash_theirs",
+        keyId: key.id,
+        createdAt: at,
+      });
+      const step = (
+        url: string,
+        timestamp: number,
+        result: Record<string, unknown>,
+        usage?: { inputTokens: number; outputTokens: number; cost: number },
+      ) => ({
+        method: "act",
+        parameters: { input: "x" },
+        result,
+        timestamp,
+        endTime: timestamp + 10,
+        pageUrl: url,
+        ...(usage ? { tokenUsage: usage } : {}),
+      });
+      // a, a, b, a: three pages as the replay groups them.
+      await store.appendAction(
+        ended.id,
+        step("https://a.test/", at + 1, { success: true }, { inputTokens: 100, outputTokens: 10, cost: 0.5 }),
+      );
+      await store.appendAction(
+        ended.id,
+        step("https://a.test/", at + 2, { success: true, cacheStatus: "HIT" }),
+      );
+      await store.appendAction(
+        ended.id,
+        step(
+          "https://b.test/",
+          at + 3,
+          { success: false, error: "no" },
+          { inputTokens: 50, outputTokens: 5, cost: 0.25 },
+        ),
+      );
+      await store.appendAction(
+        ended.id,
+        step("https://a.test/", at + 4, { success: true, cacheStatus: "HIT" }),
+      );
+      await store.appendAction(
+        theirs.id,
+        step(
+          "https://c.test/",
+          at + 5,
+          { success: true, cacheStatus: "HIT" },
+          { inputTokens: 9, outputTokens: 9, cost: 9 },
+        ),
+      );
+      await store.endSession(ended.id, at + 60_000, "ended by the client");
+      await store.endSession(old.id, at - 86_000_000, "idle timeout");
+
+      const listed = await store.listProjectSessions(mine);
+      expect(listed.map((s) => s.id)).toEqual([live.id, ended.id, old.id]);
+      expect(listed[0]).toMatchObject({
+        status: "active",
+        steps: 0,
+        pages: 0,
+        inputTokens: 0,
+        cost: 0,
+        cacheHits: 0,
+      });
+      expect(listed[0]!.endReason).toBeUndefined();
+      expect(listed[1]).toMatchObject({
+        id: ended.id,
+        projectId: mine,
+        status: "ended",
+        createdAt: at,
+        endedAt: at + 60_000,
+        endReason: "ended by the client",
+        steps: 4,
+        pages: 3,
+        inputTokens: 150,
+        outputTokens: 15,
+        cost: 0.75,
+        cacheHits: 2,
+        failures: 1,
+      });
+      expect(listed[2]).toMatchObject({ endReason: "idle timeout", steps: 0 });
+      expect(await store.getSession(ended.id)).toMatchObject({ endReason: "ended by the client" });
+      expect((await store.listProjectSessions(mine, { limit: 2 })).map((s) => s.id)).toEqual([
+        live.id,
+        ended.id,
+      ]);
+      expect((await store.listProjectSessions("proj_dash_theirs")).map((s) => s.id)).toEqual([theirs.id]);
+      expect(await store.listProjectSessions("proj_dash_nobody")).toEqual([]);
+    });
+
+    it("adds up a project's days (UTC): sessions started and steps run, none of another project's", async () => {
+      const mine = "proj_days_mine";
+      const key = await store.createKey({ projectId: mine });
+      const day1 = Date.UTC(2031, 4, 1, 23, 59, 0);
+      const day2 = Date.UTC(2031, 4, 2, 0, 1, 0);
+      const a = await store.createSession({ projectId: mine, keyId: key.id, createdAt: day1 });
+      const b = await store.createSession({ projectId: mine, keyId: key.id, createdAt: day2 });
+      const other = await store.createSession({
+        projectId: "proj_days_theirs",
+        keyId: key.id,
+        createdAt: day2,
+      });
+      const act = (timestamp: number, cost: number, hit = false) => ({
+        method: "act",
+        parameters: {},
+        result: hit ? { success: true, cacheStatus: "HIT" } : { success: true },
+        timestamp,
+        pageUrl: "https://d.test/",
+        tokenUsage: { inputTokens: 10, outputTokens: 1, cost },
+      });
+      await store.appendAction(a.id, act(day1, 1));
+      await store.appendAction(a.id, act(day2 + 1000, 2, true)); // a session that runs past midnight
+      await store.appendAction(b.id, act(day2 + 2000, 4));
+      await store.appendAction(other.id, act(day2 + 3000, 100, true));
+      // An old session, before `since`: left out.
+      const before = await store.createSession({
+        projectId: mine,
+        keyId: key.id,
+        createdAt: day1 - 10 * 86_400_000,
+      });
+      await store.appendAction(before.id, act(day1 - 10 * 86_400_000, 1000));
+
+      expect(await store.projectDailyTotals(mine, day1 - 86_400_000)).toEqual([
+        { day: "2031-05-01", sessions: 1, steps: 1, inputTokens: 10, outputTokens: 1, cost: 1, cacheHits: 0 },
+        { day: "2031-05-02", sessions: 1, steps: 2, inputTokens: 20, outputTokens: 2, cost: 6, cacheHits: 1 },
+      ]);
+      expect(await store.projectDailyTotals("proj_days_nobody", 0)).toEqual([]);
     });
   });
 

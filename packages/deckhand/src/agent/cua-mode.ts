@@ -14,8 +14,7 @@ import {
   supportsComputerUse,
 } from "./cua/index.ts";
 import type { CuaModel } from "./cua/types.ts";
-import type { AgentHost } from "./host.ts";
-import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult } from "./types.ts";
+import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentHost, AgentResult } from "./types.ts";
 
 /** The model config as computer-use mode takes it ("provider/model", key, address, headers). */
 function cuaModel(config: ModelConfiguration | undefined): CuaModel {

@@ -14,8 +14,7 @@ import type { Deadline } from "../deadline.ts";
 import { substitute } from "../ops/variables.ts";
 import type { Action, RecordedStep } from "../types.ts";
 import { findByIdentity, identityAt } from "./facts.ts";
-import type { AgentHost } from "./host.ts";
-import type { AgentAction, AgentExecuteOptions, AgentResult } from "./types.ts";
+import type { AgentAction, AgentExecuteOptions, AgentHost, AgentResult } from "./types.ts";
 
 export interface AgentRunRecord {
   instruction: string;

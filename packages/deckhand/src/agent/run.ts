@@ -22,13 +22,20 @@ import { loadLanguageModel, resolveModel } from "../llm/resolve-model.ts";
 import { type ResponseSchema, toResponseSchema } from "../llm/schema.ts";
 import type { DeckhandMetrics, ModelConfiguration } from "../types.ts";
 import { runCuaMode } from "./cua-mode.ts";
-import type { AgentHost } from "./host.ts";
 import { mcpTools } from "./mcp.ts";
 import { agentSystemPrompt, verifyInstruction } from "./prompts.ts";
 import { type AgentRunRecord, replayRun, storeRun } from "./replay.ts";
 import { LoopDetector } from "./stuck.ts";
 import { buildTools, type RunState } from "./tools.ts";
-import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult, AgentUsage } from "./types.ts";
+import type {
+  AgentAction,
+  AgentConfig,
+  AgentExecuteOptions,
+  AgentHost,
+  AgentResult,
+  AgentStreamResult,
+  AgentUsage,
+} from "./types.ts";
 
 export const DEFAULT_MAX_STEPS = 20;
 export const DEFAULT_TOOL_TIMEOUT_MS = 45_000;
@@ -42,9 +49,6 @@ export interface AgentRun {
   options: AgentExecuteOptions;
   deadline: Deadline;
 }
-
-/** What `stream: true` gives: the AI SDK stream result plus the run's result. */
-export type AgentStreamResult = ReturnType<typeof streamText> & { result: Promise<AgentResult> };
 
 /** The tokens spent between two metrics records (the agent's own calls and its tools'). */
 function usageBetween(before: DeckhandMetrics, after: DeckhandMetrics): AgentUsage {

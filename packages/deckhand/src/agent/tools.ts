@@ -18,9 +18,8 @@ import {
   type Variables,
 } from "../types.ts";
 import { type ElementIdentity, identityAt } from "./facts.ts";
-import type { AgentHost } from "./host.ts";
 import type { LoopDetector } from "./stuck.ts";
-import type { AgentAction, AgentMode } from "./types.ts";
+import type { AgentAction, AgentHost, AgentMode } from "./types.ts";
 
 /** Outline budget of the ariaTree tool (tokens). */
 export const ARIA_TREE_TOKEN_BUDGET = 12_000;

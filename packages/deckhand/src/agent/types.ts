@@ -1,10 +1,14 @@
 // The agent's public shapes: its configuration, the options of one run, and the result. The
 // field names follow the v3 API the spec comes from, so that programs written for it port.
 
-import type { ModelMessage, ToolSet } from "ai";
+import type { ModelMessage, streamText, ToolSet } from "ai";
+import type { Page } from "../browser/page.ts";
 import type { AnyPage } from "../browser/third-party.ts";
+import type { ActionCacheStore } from "../cache/action-cache.ts";
 import type { SchemaInput } from "../llm/schema.ts";
-import type { ModelConfiguration, Variables } from "../types.ts";
+import type { DeckhandLog, SecretRedactor } from "../log.ts";
+import type { MetricsRecorder } from "../metrics.ts";
+import type { Action, ActResult, ModelConfiguration, Variables } from "../types.ts";
 
 export type AgentMode = "dom" | "hybrid" | "cua";
 
@@ -128,3 +132,32 @@ export interface AgentExecuteOptions {
   highlightCursor?: boolean;
   callbacks?: AgentCallbacks;
 }
+
+// ---------- what the agent needs from the Deckhand instance it runs in ----------
+// The facade gives it its own public act and extract (so every call the agent's tools make is
+// checked, recorded in the history and counted in the metrics as if the caller had made it), its
+// log, its secrets and its metrics. Declared here, with the other shapes the facade and the
+// drivers pass around, so that neither reaches into the agent's code for a type.
+
+export interface HostCallOptions {
+  page: Page;
+  model?: ModelConfiguration;
+  signal?: AbortSignal;
+  timeout?: number;
+}
+
+export interface AgentHost {
+  act(input: string | Action, options: HostCallOptions & { variables?: Variables }): Promise<ActResult>;
+  extract(instruction: string, schema: SchemaInput | undefined, options: HostCallOptions): Promise<unknown>;
+  log: DeckhandLog;
+  redactor: SecretRedactor;
+  metrics: MetricsRecorder;
+  /** The instance's model (the agent's default). */
+  defaultModel: ModelConfiguration | undefined;
+  /** Where successful runs are stored for replay (`cacheDir` / `actionCache`). */
+  cacheStore: ActionCacheStore | undefined;
+  domSettleTimeout: number | undefined;
+}
+
+/** What `stream: true` gives: the AI SDK stream result plus the run's result. */
+export type AgentStreamResult = ReturnType<typeof streamText> & { result: Promise<AgentResult> };

@@ -11,6 +11,7 @@ import { Context } from "./context.ts";
 import type { InjectedScript } from "./injected-script.ts";
 import type { LaunchedChrome } from "./launch.ts";
 import { Page, type PageSettings } from "./page.ts";
+import { type AnyPage, resolvePage } from "./third-party.ts";
 
 export interface BrowserOptions extends PageSettings {
   ignoreHTTPSErrors?: boolean;
@@ -180,6 +181,14 @@ export class Browser {
   forgetContext(context: Context): void {
     if (context.id) this.contextMap.delete(context.id);
     this.contextSettings.delete(context);
+  }
+
+  /**
+   * This browser's Page for any page object a caller may hold: one of ours, or a Playwright,
+   * Puppeteer or Patchright page attached to the same browser (see third-party.ts).
+   */
+  pageOf(page: AnyPage): Promise<Page> {
+    return resolvePage(this, page);
   }
 
   pageByTargetId(targetId: string): Page | undefined {

@@ -297,6 +297,11 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
       // shell's), so only their own entries in /proc tell when they are gone.
       const processes = descendantsOf(child.pid);
       killGroup(child);
+      // The browser itself was killed by someone else: its helpers (zygote, renderers, GPU) have
+      // left its tree for init's, but are still in its process group, and may still write into
+      // the profile. They go too, and the profile is removed once they are gone.
+      if (child.exitCode !== null || child.signalCode !== null)
+        processes.push(...killGroupLeftovers(child.pid));
       // The child is unref'd (a caller may exit without waiting for it); a caller that waits for
       // the kill must keep this process alive until the exit is seen.
       child.ref();
@@ -391,6 +396,30 @@ async function allGone(pids: number[]): Promise<void> {
 
 async function removeProfile(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
+}
+
+/**
+ * The processes still in the process group `pgid` led by a browser that has exited, each killed
+ * (Linux; elsewhere none are known). While one of them lives the group, and so its id, cannot be
+ * taken by another process.
+ */
+function killGroupLeftovers(pgid: number | undefined): number[] {
+  if (pgid === undefined || process.platform !== "linux") return [];
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the command's closing parenthesis: state, ppid, pgrp.
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== pgid || ended(Number(entry))) continue;
+      process.kill(Number(entry), "SIGKILL");
+      found.push(Number(entry));
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found;
 }
 
 function killGroup(child: ChildProcess): void {

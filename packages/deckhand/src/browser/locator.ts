@@ -1,5 +1,7 @@
 // Locators find their element afresh for every call (a page that re-renders does not leave them
 // pointing at a dead node), wait for it up to a timeout, and act on it with real input events.
+// A locator made from an element target (page.locatorFor) starts from the node the target names,
+// with no lookup, and finds its selector again only if that node leaves the page meanwhile.
 
 import { readFile } from "node:fs/promises";
 import { basename, resolve as resolvePath } from "node:path";
@@ -17,6 +19,8 @@ import {
   ServiceTimeoutError,
   XPathResolutionError,
 } from "../errors.ts";
+import { CdpProtocolError } from "./cdp/connection.ts";
+import { type ElementTarget, targetHandle } from "./element-target.ts";
 import type { Frame } from "./frame.ts";
 import { domRuntime } from "./in-page.ts";
 import {
@@ -72,6 +76,8 @@ export interface LocatorOptions {
 export interface ResolvedElement {
   frame: Frame;
   handle: ElementHandle;
+  /** @internal The handle is an element target's (it releases it), not this call's. */
+  pinned?: boolean;
 }
 
 type Miss = { missing: true; step: number; error?: ServiceError };
@@ -96,6 +102,11 @@ export class Locator {
   private readonly steps: SelectorStep[];
   /** Refuse to act when the selector matches more than one element (see LocatorOptions). */
   private readonly strict: boolean;
+  /**
+   * The element this locator was made for (page.locatorFor): used as it is, with no lookup, until
+   * it turns out to have left the page; then the selector finds the element again.
+   */
+  private pinned: ElementTarget | undefined;
 
   /** @internal Use page.locator(), page.deepLocator() or frame.locator(). */
   constructor(
@@ -105,6 +116,7 @@ export class Locator {
     deep: boolean,
     index = 0,
     options: LocatorOptions = {},
+    target?: ElementTarget,
   ) {
     if (typeof selector !== "string" || !selector.trim()) {
       throw new ServiceInvalidArgumentError(
@@ -118,6 +130,7 @@ export class Locator {
     this.index = index;
     this.strict = options.strict === true;
     this.steps = deep ? parseDeepSelector(selector) : [parseSelectorStep(selector)];
+    this.pinned = target;
   }
 
   /** The n-th match (0-based; negative counts from the end). Choosing one is never a strict violation. */
@@ -133,6 +146,15 @@ export class Locator {
 
   /** One attempt: the element, or which step found nothing. Structural errors are returned, not thrown. */
   private async resolveOnce(): Promise<ResolvedElement | Miss> {
+    const target = this.pinned;
+    if (target) {
+      if (!target.frame.detached) {
+        const handle = await targetHandle(target).catch(() => undefined);
+        if (handle) return { frame: target.frame, handle, pinned: true };
+      }
+      // The node is gone (its frame navigated, or the page dropped it): look it up again.
+      this.pinned = undefined;
+    }
     const entered = await this.enterFrames();
     if ("missing" in entered) return entered;
     const { frame } = entered;
@@ -272,7 +294,22 @@ export class Locator {
 
   /** Waits for the element to exist, up to the timeout. The caller releases the handle. */
   async resolve(options: TimeoutOption = {}): Promise<ResolvedElement> {
-    return this.within("resolve", options, (a) => this.resolveWithin(a));
+    return this.within("resolve", options, async (a) => {
+      const el = await this.resolveWithin(a);
+      if (!el.pinned) return el;
+      // The target keeps its own handle: the caller gets one of its own to release.
+      return { frame: el.frame, handle: await el.frame.resolveBackendNode(this.pinned!.backendNodeId) };
+    });
+  }
+
+  /** Lets go of a resolved element's handle, unless it is the target's (the target releases it). */
+  private letGo(el: ResolvedElement): void {
+    if (!el.pinned) void el.frame.release(el.handle);
+  }
+
+  /** Stops using the target's node (it left the page): the next resolution looks the selector up. */
+  private unpin(el: ResolvedElement): void {
+    if (el.pinned) this.pinned = undefined;
   }
 
   /** resolve() within a call's Attempt; errors name `timeout`, the caller's whole budget. */
@@ -298,11 +335,17 @@ export class Locator {
     fn: (el: ResolvedElement, a: Attempt) => Promise<R>,
   ): Promise<R> {
     return this.within(what, options, async (a) => {
-      const el = await this.resolveWithin(a);
-      try {
-        return await a.deadline.race(fn(el, a));
-      } finally {
-        void el.frame.release(el.handle);
+      for (;;) {
+        const el = await this.resolveWithin(a);
+        try {
+          return await a.deadline.race(fn(el, a));
+        } catch (error) {
+          // The target's handle outlived its document (the frame navigated): look the selector up.
+          if (!(el.pinned && staleHandle(error))) throw error;
+          this.unpin(el);
+        } finally {
+          this.letGo(el);
+        }
       }
     });
   }
@@ -347,9 +390,15 @@ export class Locator {
           last = inPage.ok ? { ok: false, reason: "covered", detail: UNREACHED } : inPage;
         } else {
           last = point;
+          if (point.reason === "detached") this.unpin(el);
         }
+      } catch (error) {
+        // The target's handle outlived its document (the frame navigated): look the selector up.
+        if (!(el.pinned && staleHandle(error))) throw error;
+        this.unpin(el);
+        continue;
       } finally {
-        void el.frame.release(el.handle);
+        this.letGo(el);
       }
       if (Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last), failureOf(last));
       await a.deadline.sleep(Math.min(30 * (attempt + 1), 150, Math.max(0, a.until - Date.now())));
@@ -557,7 +606,7 @@ export class Locator {
     try {
       return await result.frame.invoke(domRuntime, "isVisible", result.handle);
     } finally {
-      void result.frame.release(result.handle);
+      this.letGo(result);
     }
   }
 
@@ -703,6 +752,8 @@ export class Locator {
     options: TimeoutOption & { state?: "attached" | "detached" | "visible" | "hidden" } = {},
   ): Promise<void> {
     const state = options.state ?? "visible";
+    // Whether an element is there is a question for the selector, not for one node.
+    this.pinned = undefined;
     const a = this.begin("waitFor", options, 30_000);
     try {
       await this.waitForState(a, state);
@@ -724,7 +775,7 @@ export class Locator {
       if (!("missing" in result)) {
         attached = true;
         visible = await result.frame.invoke(domRuntime, "isVisible", result.handle).catch(() => false);
-        void result.frame.release(result.handle);
+        this.letGo(result);
       }
       const done =
         (state === "attached" && attached) ||
@@ -761,6 +812,16 @@ async function withClosedRoots<T>(
   }
   if (found(result) || (await frame.discoverClosedShadowRoots()) === 0) return result;
   return run();
+}
+
+/** Whether a call failed because a handle it passed no longer stands for anything (its document went away). */
+function staleHandle(error: unknown): boolean {
+  return (
+    error instanceof CdpProtocolError &&
+    /Could not find object with given id|Cannot find context with specified id|Execution context was destroyed|No node with given id|should belong to the same JavaScript world/.test(
+      error.message,
+    )
+  );
 }
 
 /** The reason of a point that could not be clicked (covered when nothing more precise is known). */

@@ -9,6 +9,7 @@ import type { Deadline } from "../deadline.ts";
 import { type ServiceError, ServiceInvalidArgumentError, ServiceTargetClosedError } from "../errors.ts";
 import type { CdpSession } from "./cdp/connection.ts";
 import type { Context } from "./context.ts";
+import type { ElementTarget } from "./element-target.ts";
 import type { Frame } from "./frame.ts";
 import { FrameTree } from "./frame-tree.ts";
 import { domRuntime } from "./in-page.ts";
@@ -686,6 +687,15 @@ export class Page {
   /** Like locator, but crosses into a frame at each `>>` and at each iframe step of an XPath. */
   deepLocator(selector: string, options: LocatorOptions = {}): Locator {
     return new Locator(this, this.mainFrame(), selector, true, 0, options);
+  }
+
+  /**
+   * @internal A locator for an element already found (an element target): it acts on that node
+   * with no lookup, and finds `selector` (a deep selector, usually the element's absolute XPath)
+   * again only if the node leaves the page meanwhile. `selector` also names it in errors.
+   */
+  locatorFor(target: ElementTarget, selector: string): Locator {
+    return new Locator(this, this.mainFrame(), selector, true, 0, {}, target);
   }
 
   /** @internal */

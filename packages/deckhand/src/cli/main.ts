@@ -199,7 +199,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.done;
   }
   if (parsed.command === "mcp") {
-    const { serveStdio } = await import("../mcp/stdio.ts");
+    const { serveStdio } = await import("./mcp-stdio.ts");
     await serveStdio(parsed.common, { allowFileUrls: parsed.common.allowFileUrls === true });
     return EXIT.done;
   }

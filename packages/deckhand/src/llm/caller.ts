@@ -5,6 +5,7 @@
 
 import {
   LLMResponseError,
+  MissingLLMConfigurationError,
   ServiceCancelledError,
   ServiceError,
   UnsupportedModelError,
@@ -215,6 +216,21 @@ export class ModelCaller {
       this.clients.set(key, client);
     }
     return client;
+  }
+
+  /**
+   * Whether a call with this `model` (or none) has a model to go to, found without calling it:
+   * false only when no model is configured and none can be (MissingLLMConfigurationError); any
+   * other configuration error is for the call itself to report.
+   */
+  canCall(model?: ModelConfiguration): boolean {
+    try {
+      this.clientFor(model);
+      return true;
+    } catch (error) {
+      if (error instanceof MissingLLMConfigurationError) return false;
+      return true;
+    }
   }
 
   /** Whether calls with this `model` (or the configured one) may carry images. */

@@ -1,8 +1,8 @@
 // The LOCAL driver: launches Chromium (or attaches to one, or works in a context it was given) and
 // runs act, observe and extract in this process, with the model called from here.
 
-import { type AgentStreamResult, runAgent } from "../agent/run.ts";
-import type { AgentResult } from "../agent/types.ts";
+import { runAgent } from "../agent/run.ts";
+import type { AgentResult, AgentStreamResult } from "../agent/types.ts";
 import { Browser } from "../browser/browser.ts";
 import type { Context } from "../browser/context.ts";
 import { browserEndpoint } from "../browser/endpoint.ts";
@@ -31,6 +31,7 @@ import { extract } from "../ops/extract.ts";
 import { observe } from "../ops/observe.ts";
 import { ObservedTargets } from "../ops/observed.ts";
 import type { ResolvedOptions } from "../options.ts";
+import { ReportRecorder } from "../report/report-recorder.ts";
 import { outlineScript } from "../snapshot/in-page.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
 import {
@@ -59,6 +60,8 @@ export class LocalDriver implements Driver {
   /** A context of someone else's browser to work in (Deckhand.inContext), instead of a browser of our own. */
   private readonly givenContext: Context | undefined;
   private browser: Browser | undefined;
+  /** The run's report (`report` option). */
+  readonly report: ReportRecorder | undefined;
 
   constructor(options: ResolvedOptions, log: DeckhandLog, metrics: MetricsRecorder, context?: Context) {
     this.options = options;
@@ -75,6 +78,14 @@ export class LocalDriver implements Driver {
     });
     const store = options.actionCache ?? options.cacheDir;
     this.cache = store ? new ActionCache(store, log) : undefined;
+    this.report =
+      options.report === undefined
+        ? undefined
+        : new ReportRecorder({
+            dir: options.report,
+            metrics: () => this.metrics(),
+            redact: (text) => log.redactor.redact(text),
+          });
   }
 
   async start(): Promise<{ browser: Browser; context: Context }> {

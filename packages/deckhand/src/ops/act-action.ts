@@ -3,11 +3,13 @@
 // description (one question to the model, counted under act). It never acts silently on a
 // different element, and an element that cannot take the method is a failure, not a heal.
 
-import { MissingLLMConfigurationError } from "../errors.ts";
+import { releaseTarget } from "../browser/element-target.ts";
+import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
+import type { Target } from "../snapshot/describe.ts";
 import type { Action, ActResult, RecordedStep, Variables } from "../types.ts";
 import { failureText, performStep, whatIsAt, withRecordedSteps } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { elementMoved, isRecoverable, type StepTarget } from "./execute.ts";
+import { elementMoved, isRecoverable } from "./execute.ts";
 import { normalizeMethod } from "./methods.ts";
 import { observe } from "./observe.ts";
 
@@ -42,48 +44,55 @@ export async function actOnAction(
     name: ctx.redactor.mask(facts?.name ?? ""),
   });
 
-  let target: StepTarget | undefined;
+  /** The element, found once: checked here, recorded and acted on by performStep, released at the end. */
+  let now: Target | undefined;
   let problem: string | undefined;
   /** Whether finding the element again could help (it moved), as opposed to it not taking the method. */
   let moved = true;
   // Whatever kind of selector came in, the result names the element by its XPath.
   let performedAt = action.selector;
-  let now: Awaited<ReturnType<typeof whatIsAt>>;
-  if (action.selector) {
-    now = await whatIsAt(ctx, action.selector);
-    if (!now) problem = `${JSON.stringify(action.selector)} no longer leads to an element`;
-    else if (
-      remembered &&
-      now.node !== remembered.backendNodeId &&
-      (now.role !== remembered.role || now.name !== remembered.name)
-    ) {
-      problem = `${JSON.stringify(action.selector)} now leads to ${now.role} "${now.name}", not ${remembered.role} "${remembered.name}"`;
-    } else {
-      target = { selector: action.selector, expectedNode: now.node };
-      performedAt = now.xpath;
+  try {
+    if (action.selector) {
+      now = await whatIsAt(ctx, action.selector, { xpath: true });
+      if (!now) problem = `${JSON.stringify(action.selector)} no longer leads to an element`;
+      else if (
+        remembered &&
+        now.backendNodeId !== remembered.backendNodeId &&
+        (now.role !== remembered.role || now.name !== remembered.name)
+      ) {
+        problem = `${JSON.stringify(action.selector)} now leads to ${now.role} "${now.name}", not ${remembered.role} "${remembered.name}"`;
+      } else {
+        performedAt = now.xpath ?? action.selector;
+      }
     }
-  }
 
-  if (!problem) {
-    try {
-      const recorded = await performStep(ctx, target, method, args, variables, identity(now));
-      return one(true, `Done: ${description}.`, performedAt, { ...recorded, selector: performedAt });
-    } catch (error) {
-      if (!isRecoverable(error)) throw error;
-      problem = failureText(error);
-      moved = elementMoved(error);
+    if (!problem) {
+      try {
+        const target = now ? { element: now, selector: action.selector } : undefined;
+        const recorded = await performStep(ctx, target, method, args, variables, identity(now));
+        return one(true, `Done: ${description}.`, performedAt, { ...recorded, selector: performedAt });
+      } catch (error) {
+        if (!isRecoverable(error)) throw error;
+        problem = failureText(error);
+        moved = elementMoved(error);
+      }
     }
+  } finally {
+    releaseTarget(now);
   }
   if (!ctx.selfHeal || !moved) return one(false, `Not done: ${problem}.`);
   // Self-heal: find the element again from its description (this needs a model).
+  let healed: Target | undefined;
   try {
     // The user called act: the tokens of this question count under act in metrics.
     const [found] = await observe(ctx, { instruction: `Find: ${description}`, variables, metricsAs: "act" });
     if (!found) return one(false, `Not done: ${problem}, and nothing on the page matches "${description}".`);
-    const healed = await whatIsAt(ctx, found.selector);
+    healed = await whatIsAt(ctx, found.selector, { xpath: false });
+    if (!healed)
+      throw new ServiceElementNotFoundError(found.selector, "(it left the page after it was found again)");
     const recorded = await performStep(
       ctx,
-      { selector: found.selector, expectedNode: healed?.node },
+      { element: healed, selector: found.selector },
       method,
       args,
       variables,
@@ -101,5 +110,7 @@ export async function actOnAction(
     if (isRecoverable(error))
       return one(false, `Not done: ${problem}; finding it again failed: ${failureText(error)}`);
     throw error;
+  } finally {
+    releaseTarget(healed);
   }
 }

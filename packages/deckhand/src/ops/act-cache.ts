@@ -3,11 +3,12 @@
 // whose element changed, or that fails on it, means the page no longer fits: the caller asks the
 // model instead (and stores what it does).
 
+import { releaseTarget } from "../browser/element-target.ts";
 import type { ActionCache, CachedStep } from "../cache/action-cache.ts";
 import type { Variables } from "../types.ts";
 import { type Performed, performStep, whatIsAt } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, type StepTarget } from "./execute.ts";
+import { isRecoverable } from "./execute.ts";
 import { knownMethod, normalizeMethod } from "./methods.ts";
 
 /** The cached steps for `key`, replayed, or undefined when there is no usable entry or the page changed. */
@@ -39,18 +40,16 @@ async function replayCached(
 ): Promise<Performed[] | undefined> {
   const performed: Performed[] = [];
   for (const step of steps) {
-    let target: StepTarget | undefined;
-    if (step.selector) {
-      const now = await whatIsAt(ctx, step.selector);
-      if (!now || now.role !== step.role || ctx.redactor.mask(now.name) !== step.name) return undefined;
-      target = { selector: step.selector, expectedNode: now.node };
-    }
+    // The stored XPath is what the result names: it is not written again, only checked.
+    const now = step.selector ? await whatIsAt(ctx, step.selector, { xpath: false }) : undefined;
     let recorded: CachedStep;
     try {
+      if (step.selector && (!now || now.role !== step.role || ctx.redactor.mask(now.name) !== step.name))
+        return undefined;
       // Recorded again: the locators are checked on the page as it is now.
       recorded = await performStep(
         ctx,
-        target,
+        now ? { element: now, selector: step.selector } : undefined,
         normalizeMethod(step.method),
         step.arguments,
         variables,
@@ -59,6 +58,8 @@ async function replayCached(
     } catch (error) {
       if (isRecoverable(error)) return undefined;
       throw error;
+    } finally {
+      releaseTarget(now);
     }
     performed.push({
       action: {

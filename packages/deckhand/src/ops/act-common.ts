@@ -1,8 +1,10 @@
 // What the three ways of acting share (with the model, on an Action, from the cache): the record
-// of a step performed, the result they give, what a selector leads to now, and the one place a
-// step is performed and recorded (performStep: the record-time locator check, then the step).
+// of a step performed, the result they give, the element a selector leads to now, and the one
+// place a step is performed and recorded (performStep: the record-time locator check on the
+// step's own element, then the step).
 
-import { describeElement, type ElementFacts } from "../snapshot/describe.ts";
+import { targetHandle } from "../browser/element-target.ts";
+import { type Target, targetAt } from "../snapshot/describe.ts";
 import { recordLocators } from "../snapshot/locators.ts";
 import {
   type Action,
@@ -44,17 +46,23 @@ export function failureText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Role, name, node and absolute XPath of what a selector leads to now; undefined when nothing. */
-export async function whatIsAt(ctx: OperationContext, selector: string): Promise<ElementFacts | undefined> {
+/**
+ * The element `selector` leads to now, found once (a target the caller releases with
+ * releaseTarget), with its role and name and, when `xpath` is asked for, its absolute XPath;
+ * undefined when nothing is there.
+ */
+export async function whatIsAt(
+  ctx: OperationContext,
+  selector: string,
+  options: { xpath: boolean },
+): Promise<Target | undefined> {
   try {
-    const { frame, handle } = await ctx.page
-      .deepLocator(selector)
-      .resolve({ timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal });
-    try {
-      return await describeElement(frame, handle);
-    } finally {
-      void frame.release(handle);
-    }
+    return await targetAt(
+      ctx.page,
+      selector,
+      { timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal },
+      options,
+    );
   } catch (error) {
     ctx.deadline.check();
     if (ctx.deadline.aborted) throw error;
@@ -70,17 +78,13 @@ export async function whatIsAt(ctx: OperationContext, selector: string): Promise
  */
 async function locatorsBeforeStep(
   ctx: OperationContext,
-  selector: string,
+  target: StepTarget,
 ): Promise<StepLocators | undefined> {
   try {
-    const { frame, handle } = await ctx.page
-      .deepLocator(selector)
-      .resolve({ timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal });
-    try {
-      return await recordLocators(frame, handle, (text) => ctx.redactor.mask(text) !== text);
-    } finally {
-      void frame.release(handle);
-    }
+    // The element the step is about to act on, as found once for the action: its handle (kept by
+    // the target, released by whoever made it), not a second resolution of the selector.
+    const handle = await targetHandle(target.element);
+    return await recordLocators(target.element.frame, handle, (text) => ctx.redactor.mask(text) !== text);
   } catch (error) {
     ctx.deadline.check();
     if (ctx.deadline.aborted) throw error;
@@ -102,7 +106,7 @@ export async function performStep(
   variables: Variables | undefined,
   element: { description: string; role: string; name: string },
 ): Promise<RecordedStep> {
-  const locators = target ? await locatorsBeforeStep(ctx, target.selector) : undefined;
+  const locators = target ? await locatorsBeforeStep(ctx, target) : undefined;
   await runStep(ctx, target, method, args, variables);
   return {
     selector: target?.selector ?? "",

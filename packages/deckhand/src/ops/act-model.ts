@@ -6,6 +6,7 @@
 // an identical act is replayed from it first (act-cache.ts) and a successful one is stored.
 
 import { z } from "zod";
+import { releaseTarget } from "../browser/element-target.ts";
 import { absoluteXPath } from "../browser/xpath.ts";
 import type { ActionCache } from "../cache/action-cache.ts";
 import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
@@ -14,7 +15,7 @@ import type { ActResult, Variables } from "../types.ts";
 import { replayFromCache } from "./act-cache.ts";
 import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, type StepTarget } from "./execute.ts";
+import { isRecoverable } from "./execute.ts";
 import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
@@ -43,6 +44,8 @@ export interface ActParams {
    * and what is left: the model is told they happened and asked only for the rest.
    */
   handOff?: { done: Performed[]; rest: string };
+  /** The page's outline read whole just before (by the explicit attempt): the first step uses it. */
+  outline?: Snapshot;
 }
 
 /**
@@ -69,7 +72,12 @@ export async function actWithModel(ctx: OperationContext, params: ActParams): Pr
     });
   }
   try {
-    return await actByModel(ctx, { ...params, ...(handOff ? { handOff } : {}) });
+    const outline = explicit.resolved ? undefined : explicit.outline;
+    return await actByModel(ctx, {
+      ...params,
+      ...(handOff ? { handOff } : {}),
+      ...(outline ? { outline } : {}),
+    });
   } catch (error) {
     if (!(error instanceof MissingLLMConfigurationError)) throw error;
     const fallback = needsModel(params.instruction, explicit, error);
@@ -122,12 +130,19 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
   let failureNote: string | undefined;
   let lookedAgain = false;
   let finished = false;
+  // The first look may be the outline the explicit attempt has just read (nothing was done since);
+  // every later one (a next step, a look again, a self-heal) is a new read of the page.
+  let unread = params.outline;
   for (let step = 0; step < MAX_STEPS && !finished; ) {
-    const snapshot = await takeSnapshot(ctx.page, {
-      instruction,
-      domSettleTimeout: ctx.domSettleTimeout,
-      signal: ctx.deadline.signal,
-    });
+    const reused = unread;
+    unread = undefined;
+    const snapshot = reused
+      ? reused.fitted(instruction)
+      : await takeSnapshot(ctx.page, {
+          instruction,
+          domSettleTimeout: ctx.domSettleTimeout,
+          signal: ctx.deadline.signal,
+        });
     ctx.deadline.check();
     const { answer, problem } = await askForStep(
       ctx,
@@ -278,31 +293,28 @@ async function performAnswer(
   variables: Variables | undefined,
 ): Promise<Performed> {
   const method = answer.method;
-  let target: StepTarget | undefined;
-  let role = "";
-  let name = "";
-  if (answer.elementId >= 0) {
-    const [ref, node] = await Promise.all([
-      snapshot.element(answer.elementId),
-      snapshot.backendNodeId(answer.elementId),
-    ]);
-    target = { selector: ref.xpath, expectedNode: node };
-    role = ref.role;
-    // Stored in the action cache: a variable's value in an element's name is kept as its %name%.
-    name = ctx.redactor.mask(ref.name);
+  // The element of the chosen id, found once: recorded and acted on by performStep, its XPath is
+  // what the result and the action cache record.
+  const target = answer.elementId >= 0 ? await snapshot.target(answer.elementId) : undefined;
+  try {
+    const selector = target?.xpath ?? "";
+    const args = [...answer.arguments];
+    if (method === "dragAndDrop" && args[0])
+      args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
+    const stepTarget = target ? { element: target, selector } : undefined;
+    const step = await performStep(ctx, stepTarget, method, args, variables, {
+      description: answer.description,
+      role: target?.role ?? "",
+      // Stored in the action cache: a variable's value in an element's name is kept as its %name%.
+      name: target ? ctx.redactor.mask(target.name) : "",
+    });
+    return {
+      action: { selector, description: answer.description, method, arguments: args },
+      step,
+    };
+  } finally {
+    releaseTarget(target);
   }
-  const args = [...answer.arguments];
-  if (method === "dragAndDrop" && args[0])
-    args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
-  const step = await performStep(ctx, target, method, args, variables, {
-    description: answer.description,
-    role,
-    name,
-  });
-  return {
-    action: { selector: step.selector, description: answer.description, method, arguments: args },
-    step,
-  };
 }
 
 /**

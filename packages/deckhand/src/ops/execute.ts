@@ -1,9 +1,9 @@
 // Carrying out one step (a method on an element, or on the page) with real input events, and
 // checking that it applied. What each method does and checks is in its table (methods.ts); here
-// the element is found and checked to be the one meant, variables are put in, and typed text is
-// noted for later outlines.
+// the step's element target (found once, and checked to be the one meant, by the caller) is acted
+// on, variables are put in, and typed text is noted for later outlines.
 
-import type { Locator } from "../browser/locator.ts";
+import { type ElementTarget, targetHandle } from "../browser/element-target.ts";
 import type { Page } from "../browser/page.ts";
 import type { Deadline } from "../deadline.ts";
 import {
@@ -19,11 +19,16 @@ import type { Variables } from "../types.ts";
 import { type ActMethod, type MethodStep, methodSpec } from "./methods.ts";
 import { substitute, usesVariable } from "./variables.ts";
 
+/** The element of a step, found once before it (snapshot/ resolved it: see snapshot/describe.ts). */
 export interface StepTarget {
-  /** Absolute XPath (through frames and shadow roots) or any selector a deep locator takes. */
+  /** The node the step acts on. Its handle stays the caller's to release (releaseTarget). */
+  element: ElementTarget;
+  /**
+   * How the element is named in errors, and how it is found again should it leave the page during
+   * the step (a re-render while a click waits for an overlay): its absolute XPath, or the caller's
+   * selector.
+   */
   selector: string;
-  /** The backend node id the selector must still lead to (when known): a different node is a failure. */
-  expectedNode?: number;
 }
 
 /** How long one action waits for its element to be ready (visible, uncovered, enabled). */
@@ -45,29 +50,11 @@ function waitOptions(step: StepContext, limit = ACTION_TIMEOUT): { timeout: numb
   return { timeout: step.deadline.cap(limit), signal: step.deadline.signal };
 }
 
-/** The target's locator, once it is checked to lead to the node meant. */
-async function checkedLocator(step: StepContext, target: StepTarget): Promise<Locator> {
-  const locator = step.page.deepLocator(target.selector);
-  if (target.expectedNode === undefined) return locator;
-  const { frame, handle } = await locator.resolve(waitOptions(step, 1_000));
-  try {
-    const node = await frame.backendNodeId(handle);
-    if (node !== target.expectedNode) {
-      throw new ServiceElementNotFoundError(
-        target.selector,
-        "(it now leads to a different element than the one chosen)",
-        "element-changed",
-      );
-    }
-  } finally {
-    void frame.release(handle);
-  }
-  return locator;
-}
-
 /**
  * Runs `method` on the target (or the page) with real input events and checks that it applied.
- * `args` may hold `%name%` variables; they are replaced here, and nowhere else.
+ * The target was found once, before the step: every call of the step uses that node (no lookup
+ * again), so the element acted on is the one that was checked. `args` may hold `%name%`
+ * variables; they are replaced here, and nowhere else.
  */
 export async function runStep(
   step: StepContext,
@@ -85,7 +72,7 @@ export async function runStep(
     throw new ServiceInvalidArgumentError(`${method} needs arguments[0]: ${spec.argument.means}.`);
   }
   const value = written ? substitute(written, variables) : (spec.argument?.fallback ?? "");
-  const locator = target ? await checkedLocator(step, target) : undefined;
+  const locator = target ? step.page.locatorFor(target.element, target.selector) : undefined;
   const methodStep: MethodStep = {
     page: step.page,
     locator,
@@ -95,8 +82,8 @@ export async function runStep(
   };
   const ran = await spec.run(methodStep);
   await spec.check(methodStep, ran);
-  if (spec.typesText && locator) {
-    await noteTypedText(locator, {
+  if (spec.typesText && target) {
+    await noteTypedText(step, target, {
       before: spec.typesText === "appends" ? ((ran as string | null) ?? "") : "",
       typed: written ?? "",
       secret: usesVariable(written ?? "", variables),
@@ -106,19 +93,24 @@ export async function runStep(
 
 /** Tells the outline what was typed, so later snapshots show `%name%` where a variable's value is. */
 async function noteTypedText(
-  locator: Locator,
+  step: StepContext,
+  target: StepTarget,
   text: { before: string; typed: string; secret: boolean },
 ): Promise<void> {
   try {
-    const { frame, handle } = await locator.resolve({ timeout: 500 });
+    const { frame } = target.element;
+    if (await noteTyped(frame, await targetHandle(target.element), text)) return;
+    // The typing made the page replace the field (a form that re-renders): the note belongs to the
+    // field that shows the text now, found as the step's selector finds it.
+    const found = await step.page.deepLocator(target.selector).resolve({ timeout: 500 });
     try {
-      await noteTyped(frame, handle, text);
+      await noteTyped(found.frame, found.handle, text);
     } finally {
-      void frame.release(handle);
+      void found.frame.release(found.handle);
     }
   } catch {
-    // The field left the page with the typing (a form that re-renders): there is nothing left to
-    // show, and the text did land, so the step must not fail (and be typed again) for this.
+    // The field left the page with the typing: there is nothing left to show, and the text did
+    // land, so the step must not fail (and be typed again) for this.
   }
 }
 

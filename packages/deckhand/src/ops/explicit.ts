@@ -21,6 +21,7 @@
 // The rule is "never a wrong element": a plain instruction whose target is not unique costs a
 // model call, never a guess.
 
+import { releaseTarget } from "../browser/element-target.ts";
 import { domRuntime } from "../browser/in-page.ts";
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import { type ActResult, RESOLVED_WITHOUT_MODEL, type Variables } from "../types.ts";
@@ -792,7 +793,18 @@ export type ExplicitOutcome =
    * Not (or not wholly) explicit: the model decides. `done` lists the steps already carried out
    * (the clauses before the first one that is not explicit) and `rest` the part still to do.
    */
-  | { resolved: false; reason: string; done: Performed[]; rest: string };
+  | {
+      resolved: false;
+      reason: string;
+      done: Performed[];
+      rest: string;
+      /**
+       * The page's outline as the refusal read it, whole, when it read one: the model's first
+       * look reuses it instead of reading the page again (so that a refusal costs the model path
+       * almost nothing).
+       */
+      outline?: Snapshot;
+    };
 
 /** More candidates than this for one target: refused without checking each (it is not unique). */
 const MAX_CANDIDATES = 40;
@@ -809,11 +821,12 @@ export async function actExplicitly(
 ): Promise<ExplicitOutcome> {
   const read = parseExplicitSteps(instruction, variables);
   const performed: Performed[] = [];
-  const handOff = (reason: string, rest: string): ExplicitOutcome => ({
+  const handOff = (reason: string, rest: string, outline?: Snapshot): ExplicitOutcome => ({
     resolved: false,
     reason,
     done: performed,
     rest,
+    ...(outline ? { outline } : {}),
   });
   for (let [i, plan] of read.steps.entries()) {
     const restText = () =>
@@ -822,7 +835,11 @@ export async function actExplicitly(
         : read.steps.slice(i).map(describePlan)
       ).join(", then ");
     let on: { snapshot: Snapshot; ids: number[] } | undefined;
-    if (plan.target && !(await mentioned(ctx, plan))) {
+    // With a model to hand a refusal to, the page's outline is read at once: the model's first look
+    // reuses it. With none (or for "press X", which a key may fit), a quick look for the step's
+    // names first spares reading the outline when none appears.
+    const skim = !ctx.caller.canCall(ctx.model) || plan.key !== undefined;
+    if (plan.target && skim && !(await mentioned(ctx, plan))) {
       // No name the step gives appears anywhere on the page: nothing can fit, and the page's
       // outline is not read (a refusal then costs one small call per frame).
       if (!plan.key) return handOff(notOne(0, plan.target.phrase), restText());
@@ -845,7 +862,7 @@ export async function actExplicitly(
           found = `"${instruction}" can be read two ways, and both fit the page`;
         }
       }
-      if (typeof found === "string") return handOff(found, restText());
+      if (typeof found === "string") return handOff(found, restText(), snapshot);
       on = { snapshot, ids: found };
     }
     const description = describePlan(plan);
@@ -955,9 +972,10 @@ function notOne(count: number, phrase: string): string {
  * fit ignoring case and exactly one has the name exactly as written, that one.
  */
 async function fitting(snapshot: Snapshot, target: Target): Promise<number[]> {
-  const ids = snapshot.ids();
-  if (ids.length === 0) return [];
-  const refs = await snapshot.elements(ids);
+  // Only the elements of a role some reading fits, by what the outline recorded (not every
+  // element described: on a page of thousands that is most of a refusal's cost).
+  const refs = await snapshot.withRoles([...new Set(target.readings.flatMap((r) => r.roles))]);
+  if (refs.length === 0) return [];
   const candidates = refs
     .map((ref) => ({
       ref,
@@ -1008,11 +1026,6 @@ async function perform(
   description: string,
   variables: Variables | undefined,
 ): Promise<Performed> {
-  let selector = "";
-  let role = "";
-  let name = "";
-  let expectedNode: number | undefined;
-  let method: ActMethod;
   if (plan.method === "goBack" || plan.method === "goto") {
     if (plan.method === "goBack") {
       if ((await ctx.page.goBack()) === null)
@@ -1036,23 +1049,23 @@ async function perform(
       },
     };
   }
-  if (on) {
-    const [ref, node] = await Promise.all([on.snapshot.element(on.id), on.snapshot.backendNodeId(on.id)]);
-    method = methodFor(plan, ref.role, ref.tag);
-    selector = ref.xpath;
-    role = ref.role;
-    name = ctx.redactor.mask(ref.name);
-    expectedNode = node;
-  } else {
-    method = plan.method as ActMethod;
+  // The element of the chosen id, found once: recorded and acted on by performStep, its XPath
+  // recorded.
+  const target = on ? await on.snapshot.target(on.id) : undefined;
+  try {
+    const tag = target && on ? (await on.snapshot.element(on.id)).tag : "";
+    const method = target ? methodFor(plan, target.role, tag) : (plan.method as ActMethod);
+    const selector = target?.xpath ?? "";
+    const role = target?.role ?? "";
+    const name = target ? ctx.redactor.mask(target.name) : "";
+    const args =
+      plan.argument !== undefined && method !== "click" && method !== "check" ? [plan.argument] : [];
+    const stepTarget = target ? { element: target, selector } : undefined;
+    const step = await performStep(ctx, stepTarget, method, args, variables, { description, role, name });
+    return { action: { selector, description, method, arguments: args }, step };
+  } finally {
+    releaseTarget(target);
   }
-  const args = plan.argument !== undefined && method !== "click" && method !== "check" ? [plan.argument] : [];
-  const step = await performStep(ctx, on ? { selector, expectedNode } : undefined, method, args, variables, {
-    description,
-    role,
-    name,
-  });
-  return { action: { selector, description, method, arguments: args }, step };
 }
 
 /** The act method for a step on an element of this role and tag. */

@@ -29,6 +29,8 @@ export class RemoteDriver implements Driver {
   private readonly options: ResolvedOptions;
   private readonly log: DeckhandLog;
   private browser: Browser | undefined;
+  /** A REMOTE session's report is the page at its sessionUrl (the `report` option is LOCAL only). */
+  readonly report = undefined;
 
   constructor(options: ResolvedOptions, log: DeckhandLog) {
     this.options = options;

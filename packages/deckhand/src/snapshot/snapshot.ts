@@ -6,6 +6,7 @@
 // and its indentation directly; the only Node-side text work is splicing each child frame's text
 // in at its iframe's placeholder.
 
+import { targetOf } from "../browser/element-target.ts";
 import type { Frame } from "../browser/frame.ts";
 import { type InPageFailure, isInPageFailure } from "../browser/injected/dom-runtime.ts";
 import type { QuietState } from "../browser/injected/quiet.ts";
@@ -17,6 +18,7 @@ import { frameXPathPrefix } from "../browser/xpath.ts";
 import { Deadline } from "../deadline.ts";
 import { ServiceDomProcessError, ServiceElementNotFoundError, ServiceError } from "../errors.ts";
 import { fitToBudget } from "./budget.ts";
+import type { Target } from "./describe.ts";
 import { outlineScript } from "./in-page.ts";
 import {
   type CaptureResult,
@@ -105,6 +107,25 @@ export class Snapshot {
     this.pageState = init.pageState;
   }
 
+  /**
+   * @internal This snapshot with its outline cut to `budget` tokens for `instruction`, as
+   * takeSnapshot({ instruction }) would have made it: the same ids, the same page state. For a
+   * snapshot read whole (tokenBudget: false) that another step then hands to the model.
+   */
+  fitted(instruction: string, budget: number = DEFAULT_TOKEN_BUDGET): Snapshot {
+    if (this.truncated || this.estimatedTokens <= budget) return this;
+    const text = fitToBudget(this.text, budget, instruction);
+    return new Snapshot({
+      page: this.page,
+      generation: this.generation,
+      text,
+      truncated: true,
+      estimatedTokens: estimateTokens(text),
+      sections: this.sections,
+      ...(this.pageState ? { pageState: this.pageState } : {}),
+    });
+  }
+
   /** Every id in the outline (including ones a budget cut left out of the text). */
   ids(): number[] {
     return this.sections.flatMap((s) => Array.from({ length: s.last - s.first + 1 }, (_, i) => s.first + i));
@@ -171,6 +192,22 @@ export class Snapshot {
     return ids.map((id) => found.get(id)!);
   }
 
+  /**
+   * The id, role and name of every element of the snapshot whose role is one of `roles` (one
+   * round trip per frame, no XPath): for looking elements up by role and name on a large page
+   * without describing each one.
+   */
+  async withRoles(roles: readonly string[]): Promise<{ id: number; role: string; name: string }[]> {
+    const found = await Promise.all(
+      this.sections.map(async (section) => {
+        const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, [...roles]);
+        if (isInPageFailure(rows)) throw this.stale(rows);
+        return rows.map(([local, role, name]) => ({ id: section.first + local, role, name }));
+      }),
+    );
+    return found.flat();
+  }
+
   /** The URL of every link in the snapshot, by id (for extraction of URL fields). */
   async urls(): Promise<Map<number, string>> {
     const map = new Map<number, string>();
@@ -199,6 +236,24 @@ export class Snapshot {
     if (!handle)
       throw new ServiceElementNotFoundError(`[${id}]`, "(the element left the page after the snapshot)");
     return { frame: section.frame, handle };
+  }
+
+  /**
+   * The element target of an id: its frame, backend node id and a handle (the caller releases it
+   * with releaseTarget), with the outline's role and name and its absolute XPath.
+   */
+  async target(id: number): Promise<Target> {
+    const [ref, found] = await Promise.allSettled([this.element(id), this.handle(id)]);
+    if (found.status === "rejected") throw found.reason;
+    const { frame, handle } = found.value;
+    try {
+      if (ref.status === "rejected") throw ref.reason;
+      const target = await targetOf(frame, handle);
+      return { ...target, role: ref.value.role, name: ref.value.name, xpath: ref.value.xpath };
+    } catch (error) {
+      void frame.release(handle);
+      throw error;
+    }
   }
 
   /** The protocol's backend node id of an id's element. */

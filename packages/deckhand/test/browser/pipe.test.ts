@@ -141,6 +141,22 @@ describe("a browser launched with debuggingPort: false", () => {
     await closeAndCheck(browser, launched);
   });
 
+  test("the process it was launched as, killed by someone else: kill() still ends the rest and removes the profile", async () => {
+    const launched = await launchPipeOnly();
+    const browser = await Browser.connect(launched);
+    await browser.defaultContext().newPage();
+    // On Debian that process is the chromium launcher script, with Chromium under it; elsewhere
+    // Chromium itself. Either way what is left of it is no child of ours any more.
+    process.kill(launched.pid, "SIGKILL");
+    await launched.exited;
+    expect(launched.hasExited()).toBe(true);
+    await launched.kill();
+    // At once: kill() returns only when every process of it is gone and its profile removed.
+    expect(liveChromeProcesses(launched.userDataDir)).toEqual([]);
+    expect(existsSync(launched.userDataDir)).toBe(false);
+    browser.disconnect();
+  });
+
   test("a SIGKILLed caller leaves no browser and no profile behind", async () => {
     const script = join(here, "../support/launch-pipe-and-wait.ts");
     const { child, match } = await startChildScript(script, /PROFILE (\S+)/);

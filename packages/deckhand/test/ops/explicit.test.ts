@@ -96,6 +96,36 @@ describe.each(MODES)("%s", (mode) => {
     expect(await hitIds(fx.dh)).toEqual(["shipping-save"]);
   });
 
+  it("after a refusal that read the page, the model reads the outline it would have read anyway", async () => {
+    // "click Target": the word is on the page ("Target button"), so the explicit attempt reads the
+    // whole outline of 12,000 elements, finds no element named so, and hands the instruction on.
+    // The model's first look is that outline, cut to the token budget for the instruction: the
+    // same text as when there is no explicit attempt at all.
+    const page = "generated/large?elements=12000";
+    const seen: string[] = [];
+    onAct(fx.model, (request) => {
+      seen.push(request.text);
+      return step({ elementId: idOf(request, "button: Target button"), method: "click" });
+    });
+    await open(fx, page);
+    const result = await fx.dh.act("click Target");
+    expect(result.success).toBe(true);
+    expect(await fx.dh.page.evaluate(() => document.getElementById("target-result")!.textContent)).toBe(
+      "clicked",
+    );
+    const strict = await anotherDeckhand(fx, { explicitInstructions: false });
+    try {
+      await open(fx, page, strict);
+      expect((await strict.act("click Target")).success).toBe(true);
+    } finally {
+      await strict.close();
+    }
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toContain("Target button");
+    expect(seen[0]).toContain("outline cut to fit the token budget");
+    expect(seen[0]).toBe(seen[1]);
+  });
+
   it("carries out the explicit steps of an instruction, then asks the model only for the rest", async () => {
     await open(fx, "explicit/widgets.html");
     const before = await fx.dh.metrics;

@@ -38,6 +38,9 @@ import { type CdpMessageHead, DRAINED_BACKLOG, rewriteMessage, scanCdpMessage } 
 import type { FastifyInstance } from "fastify";
 import WebSocket, { WebSocketServer } from "ws";
 import type { KeyVerifier } from "../auth.ts";
+import type { Cluster } from "../cluster/cluster.ts";
+import { claimOf } from "../cluster/routing.ts";
+import { NODE_HEADER, OWNER_HEADER } from "../cluster/trust.ts";
 import { DEFAULT_CDP_BYTES_PER_SECOND, DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../defaults.ts";
 import { ApiError, sessionEnded } from "../errors.ts";
 import type { RevocationWatch } from "../key-revocation.ts";
@@ -45,6 +48,7 @@ import { loadActiveSession } from "../routes/session-access.ts";
 import type { LiveSession } from "../sessions/live-session.ts";
 import type { SessionManager } from "../sessions/session-manager.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
+import { DebuggerScreencast } from "../viewer/debugger-screencast.ts";
 import { linkNotFound, type SessionLinks } from "../viewer/session-links.ts";
 import { CdpIsolation } from "./isolation.ts";
 
@@ -63,6 +67,11 @@ export interface CdpProxyDeps {
   onTraffic?: (direction: "in" | "out", bytes: number) => void;
   /** A client went over its session's byte budget and is not read for a while. */
   onThrottled?: () => void;
+  /**
+   * This node's cluster: a connection for a session another live node owns is forwarded there
+   * (cluster/forward.ts), and connections forwarded by other nodes are accepted on their claim.
+   */
+  cluster?: Cluster;
 }
 
 const PATH = /^\/v1\/sessions\/([^/?#]+)\/(cdp|devtools)$/;
@@ -107,11 +116,20 @@ interface BridgeOptions {
   onThrottled: CdpProxyDeps["onThrottled"];
 }
 
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
+function refuse(
+  socket: Duplex,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ success: false, error: message, message, code });
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `${extra}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -208,39 +226,64 @@ function bridge(
     else if (!hold && client.isPaused) client.resume();
   };
   const afterSend = () => flow();
-  const isolation = new CdpIsolation({
-    toClient: (text) => {
-      if (client.readyState !== WebSocket.OPEN) return;
-      if (mode === "page") {
-        let head: CdpMessageHead;
-        try {
-          head = scanCdpMessage(text);
-        } catch {
-          return;
-        }
-        if (head.id === PAGE_ATTACH_ID && head.sessionId === undefined) {
-          const message = JSON.parse(text) as { result?: { sessionId?: unknown } };
-          if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");
-          else {
-            pageSession = message.result.sessionId;
-            started = true;
-            flow();
-          }
-          return;
-        }
-        if (pageSession !== undefined && head.sessionId === pageSession) {
-          text = rewriteMessage(text, head, { sessionId: null });
-        }
-      }
-      if (client.bufferedAmount > MAX_UNREAD_BYTES) {
-        close(1008, "The client does not read its messages.");
+  /** Page mode (the debugger): its screencast's frames, masked once the session used variable values. */
+  let screencast: DebuggerScreencast | undefined;
+  let pageTargetId: string | undefined;
+  let ownAcks = 0;
+  const toClient = (text: string, masked = false): void => {
+    if (client.readyState !== WebSocket.OPEN) return;
+    if (mode === "page") {
+      let head: CdpMessageHead;
+      try {
+        head = scanCdpMessage(text);
+      } catch {
         return;
       }
-      const bytes = Buffer.from(text);
-      onTraffic?.("out", bytes.length);
-      client.send(bytes, { binary: false }, afterSend);
-      if (client.bufferedAmount > CLIENT_UNREAD_PAUSE) flow();
-    },
+      if (pageSession !== undefined && head.sessionId === pageSession) {
+        // The answers to the acknowledgements sent in the debugger's stead are not its own.
+        if (head.id !== undefined && head.id > PAGE_ATTACH_ID) return;
+        if (!masked && head.method === "Page.screencastFrame" && screencast?.intercept(text)) return;
+      }
+      if (head.id === PAGE_ATTACH_ID && head.sessionId === undefined) {
+        const message = JSON.parse(text) as { result?: { sessionId?: unknown } };
+        if (typeof message.result?.sessionId !== "string") close(1011, "The page could not be attached.");
+        else {
+          pageSession = message.result.sessionId;
+          const attached = pageSession;
+          screencast = new DebuggerScreencast({
+            session,
+            page: () => session.dh.context.pages().find((page) => page.targetId === pageTargetId),
+            forward: (frame) => toClient(frame, true),
+            ack: (frame) =>
+              isolation.fromClient(
+                JSON.stringify({
+                  id: PAGE_ATTACH_ID + 1 + (ownAcks++ % 1_000_000),
+                  method: "Page.screencastFrameAck",
+                  params: { sessionId: frame },
+                  sessionId: attached,
+                }),
+              ),
+          });
+          started = true;
+          flow();
+        }
+        return;
+      }
+      if (pageSession !== undefined && head.sessionId === pageSession) {
+        text = rewriteMessage(text, head, { sessionId: null });
+      }
+    }
+    if (client.bufferedAmount > MAX_UNREAD_BYTES) {
+      close(1008, "The client does not read its messages.");
+      return;
+    }
+    const bytes = Buffer.from(text);
+    onTraffic?.("out", bytes.length);
+    client.send(bytes, { binary: false }, afterSend);
+    if (client.bufferedAmount > CLIENT_UNREAD_PAUSE) flow();
+  };
+  const isolation = new CdpIsolation({
+    toClient: (text) => toClient(text),
     activated: (targetId) => void session.activatePage(targetId),
     contextId: session.cdp.contextId,
     downloadDir: session.downloadDir,
@@ -284,6 +327,7 @@ function bridge(
       if (closed) return;
       if (mode === "page") {
         const targetId = session.dh.context.activePage()?.targetId;
+        pageTargetId = targetId;
         if (!targetId) close(1011, "The session has no page.");
         else
           isolation.fromClient(
@@ -316,6 +360,13 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
   const bytesPerSecond = deps.bytesPerSecond ?? DEFAULT_CDP_BYTES_PER_SECOND;
   /** Each session's byte budget, shared by its clients; gone with the session. */
   const budgets = new WeakMap<LiveSession, ByteBudget>();
+  const cluster = deps.cluster;
+  // The 101 answer says which node it came from and, as every answer about a session of a cluster
+  // node does, which node owns the session: this one (another node's is forwarded, not upgraded here).
+  if (cluster)
+    wss.on("headers", (headers) =>
+      headers.push(`${NODE_HEADER}: ${cluster.nodeId}`, `${OWNER_HEADER}: ${cluster.nodeId}`),
+    );
 
   app.server.on("upgrade", (request, socket, head) => {
     const url = new URL(request.url ?? "/", "http://service.invalid");
@@ -339,8 +390,18 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
     (async () => {
       let record: SessionRecord;
       let keyId: string;
-      if (mode === "page" && (key || token === null)) throw linkNotFound();
-      if (!key && token !== null) {
+      /** Who the caller is, when an API key (not a signed link) said it: what a forwarded hop carries. */
+      let identity: { projectId: string; keyId: string } | undefined;
+      // Forwarded by another node of the cluster: its claim (checked here) stands in for the key.
+      const claim = claimOf(cluster, request.headers, request.method ?? "GET", request.url ?? "/");
+      if (claim?.identity) {
+        if (mode === "page") throw linkNotFound();
+        if (!(await deps.verifier.isLive(claim.identity.keyId)))
+          throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key.");
+        record = await loadActiveSession(deps.store, claim.identity, id);
+        keyId = claim.identity.keyId;
+      } else if (mode === "page" && (key || token === null)) throw linkNotFound();
+      else if (!key && token !== null) {
         // The cdpUrl of the start response: a short-lived token signed for this session.
         const opened = await deps.links.open(id, token, "cdp");
         if (opened.session.status !== "active") throw sessionEnded(id);
@@ -358,6 +419,22 @@ export function installCdpProxy(app: FastifyInstance, deps: CdpProxyDeps): void 
         if (!auth) throw new ApiError(401, "UNAUTHORIZED", "Invalid or revoked API key.");
         record = await loadActiveSession(deps.store, auth, id);
         keyId = auth.keyId;
+        identity = auth;
+      }
+      // Another live node runs the session: the connection goes there, the sockets joined end to end.
+      const owner = !claim && cluster ? await cluster.remoteOwner(record) : undefined;
+      if (owner && cluster) {
+        cluster.forwarder.upgrade(
+          request,
+          socket,
+          head,
+          owner,
+          { ...(identity ? { identity } : {}), placed: false },
+          (error) => {
+            refuse(socket, error.statusCode, error.code, error.message, { "retry-after": "1" });
+          },
+        );
+        return;
       }
       const session = await deps.sessions.require(record);
       if (session.ended || socket.destroyed) {

@@ -19,6 +19,7 @@ import {
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   DEFAULT_SESSIONS_PER_BROWSER,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  DEFAULT_WARM_BROWSERS,
 } from "../defaults.ts";
 import { DEFAULT_DATA_DIR } from "../store/open-store.ts";
 
@@ -60,6 +61,11 @@ Options:
                                 DECKHAND_ISOLATION)
   --max-browsers N              most Chromium processes at once (default ${DEFAULT_MAX_BROWSERS}); a new project's
                                 session is refused with 429 when all are taken by others
+  --warm-browsers N             browsers kept launched, unused, for the next project that needs one: its first
+                                session starts without waiting for Chromium. Each is given to one project
+                                only and replaced in the background; they count under --max-browsers
+                                (default ${DEFAULT_WARM_BROWSERS}; 0: launch every browser on demand; also
+                                DECKHAND_WARM_BROWSERS)
   --sessions-per-browser N      sessions (isolated browser contexts) a browser takes before another starts
                                 for the same project (default ${DEFAULT_SESSIONS_PER_BROWSER})
   --browser-arg ARG             an extra Chromium argument for the pool's browsers (repeatable), e.g.
@@ -104,6 +110,13 @@ Options:
   --ready-max-event-loop-lag SECS
                                 /readyz answers 503 while the event loop stalled longer than this in the last
                                 10 s (default ${DEFAULT_READY_MAX_EVENT_LOOP_LAG_MS / 1000})
+  --advertise-url URL           several nodes on one PostgreSQL: where the other nodes reach this one
+                                (http://host:port), checked at start. With the cluster secret, any node
+                                serves any session (forwarding to its owner) and new sessions go to the node
+                                with the most room; --max-sessions is then this node's own (also
+                                DECKHAND_ADVERTISE_URL)
+  --cluster-secret SECRET       the secret every node of the cluster shares (32+ characters) and signs
+                                forwarded requests with; prefer DECKHAND_CLUSTER_SECRET (a flag shows in ps)
   --log-format FORMAT           json (JSON lines) or pretty (one readable line per request and event, with
                                 the same redaction). Default: pretty when stdout is a terminal, json otherwise
                                 (also DECKHAND_LOG_FORMAT)
@@ -121,10 +134,13 @@ Environment:
   DECKHAND_DATABASE_SCHEMA  as --database-schema (the flag wins)
   DECKHAND_MODEL_BASE_URL_HOSTS  as --model-base-url-hosts (the flag wins)
   DECKHAND_ISOLATION    as --isolation (the flag wins)
+  DECKHAND_WARM_BROWSERS  as --warm-browsers (the flag wins)
   DECKHAND_LOG_LEVEL    fatal, error, warn, info (default), debug, trace or silent
   DECKHAND_METRICS_TOKEN  serve GET /metrics on the service's port to requests with
                         Authorization: Bearer <token> (at least 16 characters); API keys never open it
   DECKHAND_LOG_FORMAT   as --log-format (the flag wins)
+  DECKHAND_ADVERTISE_URL  as --advertise-url (the flag wins)
+  DECKHAND_CLUSTER_SECRET  as --cluster-secret (the flag wins)
   CHROME_PATH           the Chrome or Chromium executable (default: the usual install locations)
 
 The service logs to stdout: one line per request (the session page's thumbnails and DevTools files at

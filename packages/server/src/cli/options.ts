@@ -2,7 +2,14 @@
 // errors that say what is valid.
 
 import { parseArgs } from "node:util";
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
+import { parseAdvertiseUrl } from "../cluster/cluster.ts";
+import { MIN_SECRET_LENGTH } from "../cluster/trust.ts";
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_MAX_BROWSERS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from "../defaults.ts";
 import type { LogFormat, LogLevel } from "../logger.ts";
 import {
   ANYWHERE,
@@ -33,6 +40,8 @@ export interface ServeOptions extends StoreLocation {
   /** Unset: readable lines on a terminal, JSON lines otherwise. */
   logFormat?: LogFormat;
   maxBrowsers?: number;
+  /** Browsers kept launched for the next project (0: none). */
+  warmBrowsers?: number;
   sessionsPerBrowser?: number;
   browserArgs?: string[];
   isolation?: Isolation;
@@ -57,6 +66,8 @@ export interface ServeOptions extends StoreLocation {
   /** GET /metrics on the service's port with this bearer token (DECKHAND_METRICS_TOKEN). */
   metricsToken?: string;
   readyMaxEventLoopLagMs?: number;
+  /** Several nodes on one PostgreSQL: this node's address for the others, and their shared secret. */
+  cluster?: { advertiseUrl: string; secret: string };
 }
 
 export type Command =
@@ -78,6 +89,7 @@ const OPTIONS = {
   "session-disconnect-grace": { type: "string" },
   "body-limit": { type: "string" },
   "max-browsers": { type: "string" },
+  "warm-browsers": { type: "string" },
   "sessions-per-browser": { type: "string" },
   "browser-arg": { type: "string", multiple: true },
   "cdp-url-hosts": { type: "string" },
@@ -99,6 +111,8 @@ const OPTIONS = {
   "metrics-port": { type: "string" },
   "metrics-host": { type: "string" },
   "ready-max-event-loop-lag": { type: "string" },
+  "advertise-url": { type: "string" },
+  "cluster-secret": { type: "string" },
   name: { type: "string" },
   project: { type: "string" },
   json: { type: "boolean" },
@@ -113,6 +127,7 @@ const SERVE_ONLY = [
   "session-disconnect-grace",
   "body-limit",
   "max-browsers",
+  "warm-browsers",
   "sessions-per-browser",
   "browser-arg",
   "cdp-url-hosts",
@@ -132,6 +147,8 @@ const SERVE_ONLY = [
   "metrics-port",
   "metrics-host",
   "ready-max-event-loop-lag",
+  "advertise-url",
+  "cluster-secret",
   "log-format",
 ] as const;
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -251,6 +268,18 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
     if (bodyLimit !== undefined) serve.bodyLimit = bodyLimit;
     const maxBrowsers = integer("max-browsers", values["max-browsers"], 1);
     if (maxBrowsers !== undefined) serve.maxBrowsers = maxBrowsers;
+    const warmBrowsers = integer("warm-browsers", values["warm-browsers"] ?? env.DECKHAND_WARM_BROWSERS, 0);
+    if (warmBrowsers !== undefined) {
+      // Warm browsers take places under --max-browsers: more than it could never all be warm.
+      const most = maxBrowsers ?? DEFAULT_MAX_BROWSERS;
+      if (warmBrowsers > most) {
+        throw new UsageError(
+          `--warm-browsers (${warmBrowsers}) must be at most --max-browsers (${most}${maxBrowsers === undefined ? ", its default" : ""}): ` +
+            "warm browsers count among the browsers of the pool. Lower it, or raise --max-browsers.",
+        );
+      }
+      serve.warmBrowsers = warmBrowsers;
+    }
     const perBrowser = integer("sessions-per-browser", values["sessions-per-browser"], 1);
     if (perBrowser !== undefined) serve.sessionsPerBrowser = perBrowser;
     if (values["browser-arg"]?.length) serve.browserArgs = values["browser-arg"];
@@ -309,6 +338,39 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
         );
       }
       serve.metricsToken = metricsToken;
+    }
+    const advertiseUrl = values["advertise-url"] ?? env.DECKHAND_ADVERTISE_URL;
+    const clusterSecret = values["cluster-secret"] ?? env.DECKHAND_CLUSTER_SECRET;
+    if (advertiseUrl || clusterSecret) {
+      if (!databaseUrl) {
+        throw new UsageError(
+          "--advertise-url and --cluster-secret join several nodes on one PostgreSQL: give --database-url too " +
+            "(SQLite serves one node).",
+        );
+      }
+      if (!clusterSecret) {
+        throw new UsageError(
+          "--advertise-url needs the cluster secret (DECKHAND_CLUSTER_SECRET, or --cluster-secret): without it a " +
+            "node neither forwards requests nor accepts forwarded ones.",
+        );
+      }
+      if (!advertiseUrl) {
+        throw new UsageError(
+          "The cluster secret needs --advertise-url: the address the other nodes reach this one at (e.g. " +
+            "http://10.0.0.5:3000).",
+        );
+      }
+      if (clusterSecret.length < MIN_SECRET_LENGTH || /\s/.test(clusterSecret)) {
+        throw new UsageError(
+          `The cluster secret must be at least ${MIN_SECRET_LENGTH} characters without spaces, the same on every ` +
+            "node (e.g. `openssl rand -hex 32`). Prefer DECKHAND_CLUSTER_SECRET to the flag: a flag shows in `ps`.",
+        );
+      }
+      try {
+        serve.cluster = { advertiseUrl: parseAdvertiseUrl(advertiseUrl), secret: clusterSecret };
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
     }
     const logLevel = env.DECKHAND_LOG_LEVEL;
     if (logLevel) {

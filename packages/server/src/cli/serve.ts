@@ -75,50 +75,61 @@ export async function serveCommand(
     };
     // Handlers given by the caller (tests of the HTTP layer) replace the browser work; by default
     // the sessions run in the service's own browser pool.
+    let advertise = async () => {};
     const app =
       Object.keys(handlers).length > 0
         ? await createApp({ ...settings, handlers })
-        : (
-            await createService({
-              ...settings,
-              browsers: {
-                ...(options.maxBrowsers !== undefined ? { maxBrowsers: options.maxBrowsers } : {}),
-                ...(options.sessionsPerBrowser !== undefined
-                  ? { sessionsPerBrowser: options.sessionsPerBrowser }
-                  : {}),
-                ...(options.browserArgs ? { args: options.browserArgs } : {}),
-                ...(options.isolation ? { isolation: options.isolation } : {}),
-              },
-              cdpUrlHosts: options.cdpUrlHosts,
-              modelBaseUrlHosts: options.modelBaseUrlHosts,
-              ...(options.maxTabsPerSession !== undefined
-                ? { maxTabsPerSession: options.maxTabsPerSession }
+        : await createService({
+            ...settings,
+            browsers: {
+              ...(options.maxBrowsers !== undefined ? { maxBrowsers: options.maxBrowsers } : {}),
+              ...(options.warmBrowsers !== undefined ? { warmBrowsers: options.warmBrowsers } : {}),
+              ...(options.sessionsPerBrowser !== undefined
+                ? { sessionsPerBrowser: options.sessionsPerBrowser }
                 : {}),
-              ...(options.cdpMaxMessageBytes !== undefined
-                ? { cdpMaxMessageBytes: options.cdpMaxMessageBytes }
-                : {}),
-              ...(options.cdpBytesPerSecond !== undefined
-                ? { cdpBytesPerSecond: options.cdpBytesPerSecond }
-                : {}),
-              ...(options.sessionDisconnectGraceMs !== undefined
-                ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
-                : {}),
-              ...(options.nodeLeaseMs !== undefined ? { nodeLeaseMs: options.nodeLeaseMs } : {}),
-              ...(options.screenshotRetentionDays !== undefined
-                ? {
-                    screenshots:
-                      options.screenshotRetentionDays === 0
-                        ? { enabled: false }
-                        : { retentionMs: options.screenshotRetentionDays * 24 * 3600_000 },
-                  }
-                : {}),
-            })
-          ).app;
+              ...(options.browserArgs ? { args: options.browserArgs } : {}),
+              ...(options.isolation ? { isolation: options.isolation } : {}),
+            },
+            cdpUrlHosts: options.cdpUrlHosts,
+            modelBaseUrlHosts: options.modelBaseUrlHosts,
+            ...(options.maxTabsPerSession !== undefined
+              ? { maxTabsPerSession: options.maxTabsPerSession }
+              : {}),
+            ...(options.cdpMaxMessageBytes !== undefined
+              ? { cdpMaxMessageBytes: options.cdpMaxMessageBytes }
+              : {}),
+            ...(options.cdpBytesPerSecond !== undefined
+              ? { cdpBytesPerSecond: options.cdpBytesPerSecond }
+              : {}),
+            ...(options.sessionDisconnectGraceMs !== undefined
+              ? { sessionDisconnectGraceMs: options.sessionDisconnectGraceMs }
+              : {}),
+            ...(options.nodeLeaseMs !== undefined ? { nodeLeaseMs: options.nodeLeaseMs } : {}),
+            ...(options.screenshotRetentionDays !== undefined
+              ? {
+                  screenshots:
+                    options.screenshotRetentionDays === 0
+                      ? { enabled: false }
+                      : { retentionMs: options.screenshotRetentionDays * 24 * 3600_000 },
+                }
+              : {}),
+            ...(options.cluster ? { cluster: options.cluster } : {}),
+          }).then((service) => {
+            advertise = service.advertise;
+            return service.app;
+          });
     const stopped = untilStopSignal();
     const host = options.host ?? DEFAULT_HOST;
     await app.listen({ host, port: options.port ?? DEFAULT_PORT });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
+    try {
+      // A cluster node checks that its advertised address reaches it before the others may use it.
+      await advertise();
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
     out.write(
       `deckhand-server listening on http://${host.includes(":") ? `[${host}]` : host}:${port} (${store.description})\n`,
     );

@@ -34,6 +34,7 @@ export async function sessionAct(
   const result = await runRecorded<ActResult>(context, live, deps, {
     method: "act",
     secrets: [...variableValues(options.variables), modelKeyOf(options.model)],
+    pageValues: variableValues(options.variables),
     // act(action) needs no model, but may use one to find a moved element again (self-heal).
     modelName: modelNameOf(model, live.defaults.modelName),
     modelEndpoint,

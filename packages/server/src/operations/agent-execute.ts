@@ -84,6 +84,7 @@ export async function sessionAgentExecute(
       modelKeyOf(agentConfig.model),
       modelKeyOf(agentConfig.executionModel),
     ],
+    pageValues: variableValues(executeOptions.variables),
     modelName: modelNameOf(model, live.defaults.modelName),
     modelEndpoint: endpoint ?? execution?.endpoint,
     // The agent's own model calls are this record's; its tools' go under their own methods.

@@ -39,6 +39,7 @@ export async function sessionObserve(
   const result = await runRecorded<Action[]>(context, live, deps, {
     method: "observe",
     secrets: [...variableValues(options.variables), modelKeyOf(options.model)],
+    pageValues: variableValues(options.variables),
     modelName: modelNameOf(model, live.defaults.modelName),
     modelEndpoint,
     recordAs: (actions) => ({ actions }),

@@ -2,15 +2,7 @@
 // targets, pass the session's log lines to the client (secrets removed), measure its token usage,
 // and append it to the session's replay record, success or not.
 
-import {
-  type Deckhand,
-  type DeckhandMetrics,
-  type LogLine,
-  type Page,
-  ServiceError,
-  type Variables,
-  variableValues,
-} from "deckhand";
+import { type Deckhand, type DeckhandMetrics, type LogLine, type Page, ServiceError } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { toPublicError } from "../error-handler.ts";
 import { ApiError } from "../errors.ts";
@@ -54,6 +46,12 @@ export interface RecordedOperation<R> {
   method: "act" | "extract" | "observe" | "navigate" | "agentExecute";
   /** Values no log line may show: variable values, model keys. */
   secrets: readonly unknown[];
+  /**
+   * The call's variable values: they may be typed into the page, so they are hidden in its
+   * screenshots and live view from now on (LiveSession.pageSecrets), and the live view shows no new
+   * frame while this operation runs (LiveSession.holdLiveView).
+   */
+  pageValues?: readonly unknown[];
   /** The model the operation runs with ("provider/model"), for its cost; none for navigate. */
   modelName?: string;
   /**
@@ -154,11 +152,11 @@ export async function runRecorded<R>(
     const { dh } = live;
     const page = targetPage(dh, frameId);
     const shots = deps.screenshots;
-    const variables = (context.body as { options?: { variables?: Variables } } | undefined)?.options
-      ?.variables;
-    for (const value of variableValues(variables))
-      if (String(value) !== "") live.pageSecrets.add(String(value));
+    const values = (operation.pageValues ?? []).map(String).filter((value) => value !== "");
+    for (const value of values) live.pageSecrets.add(value);
     const hide = [...live.pageSecrets];
+    // Before the first key is typed: no frame of the live view shows a value half typed.
+    const release = values.length > 0 ? live.holdLiveView() : undefined;
     // An act's "before": the previous step's "after" when nothing can have changed the page since
     // (taken moments ago, of this page at this URL, no CDP client message after it); otherwise a
     // capture asked for now and taken beside the act's snapshot (see step-screenshots.ts).
@@ -185,6 +183,8 @@ export async function runRecorded<R>(
     } catch (error) {
       failed = true;
       failure = uniformModelFailure(error, operation.modelEndpoint, deps, live.id);
+    } finally {
+      release?.();
     }
     const metricsAfter: DeckhandMetrics = await dh.metrics;
     deps.metrics?.operation(

@@ -89,4 +89,6 @@ export interface RouteDeps {
   nodeId?: string;
   /** Most active sessions of one project. Default: maxSessions. */
   maxSessionsPerProject?: number;
+  /** maxSessions counts this node's sessions only (a cluster node); otherwise every session of the store. */
+  perNodeCapacity?: boolean;
 }

@@ -42,6 +42,7 @@ export function registerOperationRoute<Body extends z.ZodType, Data extends z.Zo
   app.route({
     method: "POST",
     url: `/v1/sessions/:id/${route.name}`,
+    config: { cluster: { kind: "session" } },
     schema: {
       operationId: route.operationId,
       summary: route.summary,

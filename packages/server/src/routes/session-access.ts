@@ -36,5 +36,5 @@ export async function loadServedSession(
   // Unless that node took its lease again first (the store serialises the two): then it keeps it.
   await store.reclaimLapsedNodes({ except: nodeId });
   if ((await store.getSession(id))?.status === "active") throw sessionElsewhere(id, session.nodeId);
-  throw sessionEnded(id);
+  throw sessionEnded(id, "node lost");
 }

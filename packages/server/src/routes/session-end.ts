@@ -14,6 +14,7 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
   app.withTypeProvider<ZodTypeProvider>().route({
     method: "POST",
     url: "/v1/sessions/:id/end",
+    config: { cluster: { kind: "session" } },
     schema: {
       operationId: "SessionEnd",
       summary: "End a session",
@@ -44,7 +45,7 @@ export function registerSessionEnd(app: FastifyInstance, deps: RouteDeps): void 
       const auth = authOf(request);
       const session = await loadServedSession(deps.store, auth, request.params.id, deps.nodeId);
       await handle.call(deps.handlers, { request, auth, store: deps.store, session });
-      await deps.store.endSession(session.id);
+      await deps.store.endSession(session.id, undefined, "ended by the client");
       return { success: true as const };
     },
   });

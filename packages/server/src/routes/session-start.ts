@@ -26,6 +26,7 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
   app.withTypeProvider<ZodTypeProvider>().route({
     method: "POST",
     url: "/v1/sessions/start",
+    config: { cluster: { kind: "start" } },
     schema: {
       operationId: "SessionStart",
       summary: "Start a browser session",
@@ -54,19 +55,25 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
         session = await loadServedSession(deps.store, auth, params.sessionId, deps.nodeId);
       } else {
         session = await admit(async () => {
-          if ((await deps.store.countActiveSessions()) >= deps.maxSessions)
-            throw atCapacity(deps.maxSessions);
           // One project must not take every place: the others would only get 429s.
           const perProject = deps.maxSessionsPerProject ?? deps.maxSessions;
-          if ((await deps.store.countActiveSessions({ projectId: auth.projectId })) >= perProject)
-            throw projectAtCapacity(perProject);
-          return deps.store.createSession({
-            projectId: auth.projectId,
-            keyId: auth.keyId,
-            params: redactSecrets(params) as Record<string, unknown>,
-            ...(deps.nodeId !== undefined ? { nodeId: deps.nodeId } : {}),
-            ...(headers["x-language"] ? { clientLanguage: headers["x-language"] } : {}),
-          });
+          const admitted = await deps.store.admitSession(
+            {
+              projectId: auth.projectId,
+              keyId: auth.keyId,
+              params: redactSecrets(params) as Record<string, unknown>,
+              ...(deps.nodeId !== undefined ? { nodeId: deps.nodeId } : {}),
+              ...(headers["x-language"] ? { clientLanguage: headers["x-language"] } : {}),
+            },
+            {
+              maxSessions: deps.maxSessions,
+              perNode: deps.perNodeCapacity === true,
+              maxPerProject: perProject,
+            },
+          );
+          if ("refused" in admitted)
+            throw admitted.refused === "node" ? atCapacity(deps.maxSessions) : projectAtCapacity(perProject);
+          return admitted.session;
         });
       }
 
@@ -85,7 +92,7 @@ export function registerSessionStart(app: FastifyInstance, deps: RouteDeps): voi
         return { success: true as const, data: { ...started, sessionId: session.id } };
       } catch (error) {
         // A session that never started must not hold a place.
-        if (!resumed) await deps.store.endSession(session.id);
+        if (!resumed) await deps.store.endSession(session.id, undefined, "failed to start");
         throw error;
       }
     },

@@ -2,6 +2,7 @@
 // Field names follow SERVICE-SPEC.md exactly. Request objects drop unknown fields (a client written
 // for a newer API still works); response objects carry only what is declared.
 
+import { wireSchemas } from "deckhand";
 import { z } from "zod";
 import { doc, named } from "./registry.ts";
 
@@ -144,66 +145,32 @@ export const Variables = doc(
 
 // ---------- actions and results ----------
 
+// Declared once in the library (wireSchemas in deckhand's wire.ts, where its types come from too);
+// built here with this document's registry, so the descriptions land in it.
+const wire = wireSchemas(doc);
+
 export const Action = named(
   "Action",
-  z.object({
-    selector: doc(z.string(), "XPath (as observe returns it) or another selector kind."),
-    description: doc(z.string(), "What the element is and what acting on it does; used for self-healing."),
-    method: doc(z.string(), "click, fill, type, press, hover, selectOption, check, uncheck, scrollTo, ..."),
-    arguments: z.array(z.string()),
-  }),
+  wire.Action,
   "Spec 2.7, as act takes and returns it (every field required).",
 );
 
 // Not a named component: with its defaults, its input and output forms differ.
 export const ActionInput = doc(
-  z.object({
-    selector: doc(z.string(), "XPath (as observe returns it) or another selector kind."),
-    description: doc(z.string(), "What the element is and what acting on it does; used for self-healing."),
-    method: doc(
-      z.string().default("click"),
-      "Default `click`. click, fill, type, press, hover, selectOption, ...",
-    ),
-    arguments: doc(z.array(z.string()).default([]), "Default []."),
-    backendNodeId: doc(
-      z.number().int().optional(),
-      "Accepted for compatibility with the reference's clients and not used: the element is found by selector.",
-    ),
-  }),
+  wire.ActionInput,
   "An Action as act takes it (spec 2.7): method defaults to click and arguments to [], as the reference's " +
     "service does.",
 );
 
 export const ObservedAction = named(
   "ObservedAction",
-  z.object({
-    selector: doc(z.string(), "XPath of the element."),
-    description: doc(z.string(), "Human-readable description of the element and its purpose."),
-    method: z.string().optional(),
-    arguments: doc(
-      z.array(z.string()).optional(),
-      "May hold %variableName% placeholders when variables were given.",
-    ),
-  }),
+  wire.ObservedAction,
   "Spec 2.7, as observe returns it.",
 );
 
-export const CacheStatus = doc(
-  z.enum(["HIT", "MISS"]),
-  "HIT: served from the server cache, no model tokens used. MISS: computed fresh and cached.",
-);
+export const CacheStatus = wire.CacheStatus;
 
-export const ActResult = named(
-  "ActResult",
-  z.object({
-    success: z.boolean(),
-    message: z.string(),
-    actionDescription: doc(z.string(), "The instruction that was used."),
-    actions: z.array(Action).optional(),
-    cacheStatus: CacheStatus.optional(),
-  }),
-  "Spec 2.8.",
-);
+export const ActResult = named("ActResult", wire.ActResult, "Spec 2.8.");
 
 // ---------- shared request fields ----------
 

@@ -9,6 +9,14 @@
 // started only when that tenant's browsers are full; one that has had no session for `lingerMs` is
 // closed, and a lingering browser of another tenant is closed at once when a new tenant needs its
 // place under `maxBrowsers`.
+//
+// Warm browsers (`warmBrowsers`, --warm-browsers): a few browsers launched ahead of need, owned by
+// no one, so that a tenant's first session does not wait for Chromium to start. A warm browser has
+// had no context and no page of anyone's; the first tenant that needs a browser takes it, and from
+// then on it is that tenant's slot like any other (closed when it lingers, never returned to the
+// warm set, never given to another tenant). Another is launched in the background to replace it.
+// Warm browsers count under `maxBrowsers`: they fill only places no tenant uses, and are taken
+// before a tenant's browser is started, so they never keep a tenant out.
 
 import { accessSync, constants, statSync } from "node:fs";
 import { Browser, buildChromeArgs, findChrome, launchChrome } from "deckhand";
@@ -17,11 +25,19 @@ import {
   DEFAULT_ISOLATION,
   DEFAULT_MAX_BROWSERS,
   DEFAULT_SESSIONS_PER_BROWSER,
+  DEFAULT_WARM_BROWSERS,
 } from "../defaults.ts";
 import { ApiError } from "../errors.ts";
 
 /** How long after a failed browser start the pool reports itself unavailable (/readyz). */
 const LAUNCH_FAILURE_MEMORY_MS = 30_000;
+/**
+ * Waits before launching a warm browser again after warm browsers failed to start or died waiting,
+ * doubling from the first to the last with each failure in a row: a Chromium that cannot start is
+ * not relaunched in a loop, and one that came back is warmed again within a minute.
+ */
+const WARM_RETRY_FIRST_MS = 1_000;
+const WARM_RETRY_MAX_MS = 60_000;
 
 /** Who may share a browser process: sessions of one project, or no one. */
 export type Isolation = "project" | "session";
@@ -41,6 +57,36 @@ export interface BrowserPoolOptions {
   args?: string[];
   /** Default true. */
   headless?: boolean;
+  /**
+   * Browsers kept launched and unused, each for the next tenant that needs a browser (default
+   * DEFAULT_WARM_BROWSERS; 0: none, every browser is launched when a tenant needs it). At most
+   * `maxBrowsers`, and only in places no tenant's browser takes. They start with warmUp().
+   */
+  warmBrowsers?: number;
+}
+
+/** The pool's browsers and where its tenants' browsers came from (for metrics and placement). */
+export interface BrowserPoolStats {
+  /** Warm browsers launched and waiting for a tenant. */
+  warm: number;
+  /** Warm browsers still starting. */
+  warming: number;
+  /** Browsers of tenants (running or starting, lingering ones included): the pool's `size`. */
+  assigned: number;
+  /** Tenants' browsers that were warm ones, since the pool was made. */
+  warmTaken: number;
+  /** Tenants' browsers launched on demand (no warm one was there), since the pool was made. */
+  coldLaunches: number;
+  /** Warm browsers that died or failed to start before any tenant took them. */
+  warmLost: number;
+}
+
+/** How many more sessions the pool can place now (see BrowserPool.freeCapacity). */
+export interface PoolCapacity {
+  /** Sessions that can still be placed (a browser launched for them when needed). */
+  sessions: number;
+  /** Of those, sessions that start without waiting for a browser launch: room in the tenant's own browsers and warm ones. */
+  withoutLaunch: number;
 }
 
 /** What every browser of the pool is started with (see BrowserPool.processSettings). */
@@ -58,8 +104,8 @@ export interface BrowserLease {
 }
 
 interface Slot {
-  /** The tenant whose sessions this browser holds: a project id, or a session's own key. */
-  owner: string;
+  /** The tenant whose sessions this browser holds: a project id, or a session's own key; undefined while warm. */
+  owner: string | undefined;
   ready: Promise<Browser>;
   browser: Browser | undefined;
   sessions: number;
@@ -75,10 +121,19 @@ export class BrowserPool {
   private readonly slots = new Set<Slot>();
   private readonly closings = new Set<Promise<void>>();
   private readonly lostHandlers = new Set<(browser: Browser) => void>();
+  private readonly warmHandlers = new Set<(browser: Browser) => void>();
   private closed = false;
   private nextPrivateOwner = 0;
   /** When the latest browser start failed, unless one started since. */
   private launchFailedAt: number | undefined;
+  /** Browsers launched for no one yet (see the top of this file); never in `slots`. */
+  private readonly warm = new Set<Slot>();
+  private warming = false;
+  /** Warm browsers that failed to start or died waiting, in a row (see WARM_RETRY_FIRST_MS). */
+  private warmFailures = 0;
+  private warmRetry: NodeJS.Timeout | undefined;
+  private readonly warmWaiters = new Set<() => void>();
+  private readonly counts = { warmTaken: 0, coldLaunches: 0, warmLost: 0 };
 
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
@@ -89,6 +144,10 @@ export class BrowserPool {
       executablePath: options.executablePath,
       args: options.args ?? [],
       headless: options.headless ?? true,
+      warmBrowsers: Math.min(
+        options.warmBrowsers ?? DEFAULT_WARM_BROWSERS,
+        options.maxBrowsers ?? DEFAULT_MAX_BROWSERS,
+      ),
     };
   }
 
@@ -136,9 +195,150 @@ export class BrowserPool {
     return undefined;
   }
 
-  /** Browsers running or starting. */
+  /** Tenants' browsers running or starting (warm ones, owned by no one, are not counted: see stats()). */
   get size(): number {
     return this.slots.size;
+  }
+
+  /** The warm browsers wanted (`warmBrowsers`, at most `maxBrowsers`). */
+  get warmTarget(): number {
+    return this.options.warmBrowsers;
+  }
+
+  stats(): BrowserPoolStats {
+    let warm = 0;
+    for (const slot of this.warm) if (slot.browser) warm++;
+    return {
+      warm,
+      warming: this.warm.size - warm,
+      assigned: this.slots.size,
+      ...this.counts,
+    };
+  }
+
+  /**
+   * How many more sessions of `projectId` (or of a project with no browser here, when undefined)
+   * this pool can place now, and how many of them start without a browser launch: room in the
+   * project's own browsers (isolation "project") plus the places of browsers not taken by busy
+   * tenants (never started yet, warm, or lingering without a session), each worth
+   * `sessionsPerBrowser` sessions (one under isolation "session"). The service's session limits
+   * (--max-sessions, per project) are not the pool's: the caller applies them on top.
+   */
+  freeCapacity(projectId?: string): PoolCapacity {
+    if (this.closed) return { sessions: 0, withoutLaunch: 0 };
+    const perBrowser = this.options.isolation === "session" ? 1 : this.options.sessionsPerBrowser;
+    let ownRoom = 0;
+    // Browsers whose place is not free: the project's own, and other tenants' with sessions (a
+    // lingering one without sessions gives its place up when needed).
+    let taken = 0;
+    for (const slot of this.slots) {
+      if (slot.closing) continue;
+      const own = this.options.isolation === "project" && slot.owner === projectId;
+      if (own) {
+        ownRoom += Math.max(0, perBrowser - slot.sessions);
+        taken++;
+      } else if (slot.sessions > 0) taken++;
+    }
+    const places = Math.max(0, this.options.maxBrowsers - taken);
+    const warm = Math.min(places, this.stats().warm);
+    return { sessions: ownRoom + places * perBrowser, withoutLaunch: ownRoom + warm * perBrowser };
+  }
+
+  /**
+   * Starts keeping `warmBrowsers` warm browsers (in the background: this does not wait for them).
+   * The service calls it once it is up; a pool nobody warms launches browsers only on demand.
+   */
+  warmUp(): void {
+    if (this.closed || this.options.warmBrowsers === 0) return;
+    this.warming = true;
+    this.refill();
+  }
+
+  /**
+   * Resolves once the pool holds as many warm browsers ready as it may (`warmBrowsers`, less the
+   * places tenants' browsers take), or once it has closed: the signal that the pool refilled.
+   */
+  whenWarm(): Promise<void> {
+    if (this.warmSettled()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!this.warmSettled()) return;
+        this.warmWaiters.delete(check);
+        resolve();
+      };
+      this.warmWaiters.add(check);
+    });
+  }
+
+  private warmSettled(): boolean {
+    return this.closed || !this.warming || this.stats().warm >= this.warmWanted();
+  }
+
+  /** Warm browsers wanted now: the target, in the places tenants' open browsers leave free. */
+  private warmWanted(): number {
+    let open = 0;
+    for (const slot of this.slots) if (!slot.closing) open++;
+    return Math.max(0, Math.min(this.options.warmBrowsers, this.options.maxBrowsers - open));
+  }
+
+  private warmChanged(): void {
+    for (const check of [...this.warmWaiters]) check();
+  }
+
+  /** Launches warm browsers up to what is wanted, unless a retry after failures is pending. */
+  private refill(): void {
+    if (this.closed || !this.warming || this.warmRetry) return;
+    // Lingering browsers of other tenants are kept: a tenant that comes back finds its browser.
+    // A warm browser only takes a place no browser holds.
+    while (this.warm.size < this.warmWanted()) this.launch(undefined);
+    this.warmChanged();
+  }
+
+  /**
+   * refill() once the current step is done: a place freed in the middle of choose() (an idle
+   * browser closed for a new tenant's) is the new tenant's, not a warm browser's.
+   */
+  private refillSoon(): void {
+    if (this.closed || !this.warming) return;
+    queueMicrotask(() => this.refill());
+  }
+
+  /** A warm browser failed to start or died before anyone took it: try again later, backing off. */
+  private warmFailed(): void {
+    this.counts.warmLost++;
+    this.warmFailures++;
+    this.warmChanged();
+    if (this.closed || !this.warming || this.warmRetry) return;
+    const delay = Math.min(WARM_RETRY_MAX_MS, WARM_RETRY_FIRST_MS * 2 ** (this.warmFailures - 1));
+    this.warmRetry = setTimeout(() => {
+      this.warmRetry = undefined;
+      this.refill();
+    }, delay);
+    this.warmRetry.unref();
+  }
+
+  /**
+   * A warm browser for `owner`, or undefined when there is none: one that is running (never one
+   * whose process has exited, even if its disconnection is not yet handled), else the one that has
+   * been starting longest. It becomes `owner`'s slot, and another is launched in its place.
+   */
+  private takeWarm(owner: string): Slot | undefined {
+    let chosen: Slot | undefined;
+    for (const slot of this.warm) {
+      if (slot.browser) {
+        if (slot.browser.isConnected() && !slot.browser.launched?.hasExited()) {
+          chosen = slot;
+          break;
+        }
+      } else chosen ??= slot;
+    }
+    if (!chosen) return undefined;
+    this.warm.delete(chosen);
+    chosen.owner = owner;
+    this.slots.add(chosen);
+    this.counts.warmTaken++;
+    this.refillSoon();
+    return chosen;
   }
 
   /** Sessions placed in the pool's browsers. */
@@ -151,6 +351,17 @@ export class BrowserPool {
   /** Process ids of the running browsers (for memory figures). */
   browserPids(): number[] {
     return [...this.slots].flatMap((slot) => (slot.browser?.launched ? [slot.browser.launched.pid] : []));
+  }
+
+  /** Process ids of the warm browsers that are running (launched, not yet anyone's). */
+  warmPids(): number[] {
+    return [...this.warm].flatMap((slot) => (slot.browser?.launched ? [slot.browser.launched.pid] : []));
+  }
+
+  /** Called when a warm browser has started (it is no one's yet). */
+  onWarmReady(handler: (browser: Browser) => void): () => void {
+    this.warmHandlers.add(handler);
+    return () => this.warmHandlers.delete(handler);
   }
 
   /** Called when a browser goes away on its own (crashed, killed): its sessions are lost. */
@@ -201,12 +412,15 @@ export class BrowserPool {
       slots.reduce((best, slot) => (slot.sessions < best.sessions ? slot : best));
     const withRoom = own.filter((slot) => slot.sessions < this.options.sessionsPerBrowser);
     if (withRoom.length > 0) return leastBusy(withRoom);
-    if (open.length < this.options.maxBrowsers) return this.launch(owner);
+    // A warm browser takes a place of its own under maxBrowsers already.
+    const warm = this.takeWarm(owner);
+    if (warm) return warm;
+    if (open.length < this.options.maxBrowsers) return this.coldLaunch(owner);
     // A lingering browser of someone else gives its place up.
     const idle = open.find((slot) => slot.sessions === 0 && slot.owner !== owner);
     if (idle) {
       void this.closeSlot(idle);
-      return this.launch(owner);
+      return this.coldLaunch(owner);
     }
     // The tenant's own browsers are full and no more may start: share the least busy of them.
     if (own.length > 0) return leastBusy(own);
@@ -219,7 +433,13 @@ export class BrowserPool {
     );
   }
 
-  private launch(owner: string): Slot {
+  private coldLaunch(owner: string): Slot {
+    this.counts.coldLaunches++;
+    return this.launch(owner);
+  }
+
+  /** Launches a browser: `owner`'s slot, or a warm one (owner undefined). */
+  private launch(owner: string | undefined): Slot {
     const slot: Slot = {
       owner,
       ready: undefined!,
@@ -243,18 +463,29 @@ export class BrowserPool {
         throw error;
       }
     })();
-    this.slots.add(slot);
+    if (owner === undefined) this.warm.add(slot);
+    else this.slots.add(slot);
     slot.ready.then(
       (browser) => {
         this.launchFailedAt = undefined;
         slot.browser = browser;
         browser.onDisconnected(() => this.disconnected(slot, browser));
+        // A browser killed by someone else can leave its pipe open (on Debian the launched
+        // process is the launcher script, which holds the pipe too): the launched process's exit
+        // is the sure sign that it is gone.
+        void browser.launched?.exited.then(() => this.disconnected(slot, browser));
         // The pool closed while this browser was starting.
         if (this.closed) this.closeSlot(slot);
+        else if (this.warm.has(slot)) {
+          this.warmFailures = 0;
+          for (const handler of [...this.warmHandlers]) handler(browser);
+          this.warmChanged();
+        }
       },
       () => {
         this.launchFailedAt = Date.now();
         this.slots.delete(slot);
+        if (this.warm.delete(slot)) this.warmFailed();
       },
     );
     return slot;
@@ -273,28 +504,43 @@ export class BrowserPool {
     if (slot.closing) return slot.closing;
     clearTimeout(slot.linger);
     this.slots.delete(slot);
+    this.warm.delete(slot);
     const closing = slot.ready
       .then((browser) => browser.close())
       .catch(() => undefined)
       .finally(() => this.closings.delete(closing));
     slot.closing = closing;
     this.closings.add(closing);
+    // Its place is free: a warm browser may take it.
+    if (slot.owner !== undefined) this.refillSoon();
     return closing;
   }
 
   private disconnected(slot: Slot, browser: Browser): void {
     if (slot.closing) return;
     // Crashed or killed: make sure nothing of it stays, and tell the sessions that lived there.
-    this.slots.delete(slot);
     clearTimeout(slot.linger);
     slot.closing = browser.kill().catch(() => undefined);
+    this.closings.add(slot.closing);
+    const closing = slot.closing;
+    void closing.finally(() => this.closings.delete(closing));
+    if (this.warm.delete(slot)) {
+      // Nobody had it: nothing to tell, only to replace.
+      this.warmFailed();
+      return;
+    }
+    this.slots.delete(slot);
     for (const handler of [...this.lostHandlers]) handler(browser);
+    this.refillSoon();
   }
 
-  /** Closes every browser (waiting for their processes to exit). */
+  /** Closes every browser, warm ones included (waiting for their processes to exit). */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.slots].map((slot) => this.closeSlot(slot)));
+    clearTimeout(this.warmRetry);
+    this.warmRetry = undefined;
+    await Promise.all([...this.slots, ...this.warm].map((slot) => this.closeSlot(slot)));
     await Promise.all([...this.closings]);
+    this.warmChanged();
   }
 }

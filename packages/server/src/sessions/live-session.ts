@@ -97,6 +97,10 @@ export class LiveSession {
    * screenshots, since a value typed into a field stays on the page (viewer/step-screenshots.ts).
    */
   readonly pageSecrets = new Set<string>();
+  /** Operations running now that carry variable values (holdLiveView). */
+  private liveViewHolds = 0;
+  /** Counts every hold's start and end: a live-view capture begun in another epoch is not shown. */
+  private liveViewEpoch = 0;
   /** The screenshot after the last step, for the next act's "before" (see recorded-operation.ts). */
   lastStepShot: { at: number; targetId: string; url: string; jpeg: Buffer } | undefined;
   /** When a CDP proxy client last sent anything (it may have changed the page). */
@@ -260,6 +264,27 @@ export class LiveSession {
   }
 
   /** Called once when the session ends (e.g. to close a CDP proxy connection). */
+  /**
+   * While an operation that carries variable values runs, the live view shows no new frame (the
+   * value may be half typed, which no mask recognises). Returns the release, called once it ended.
+   */
+  holdLiveView(): () => void {
+    this.liveViewHolds++;
+    this.liveViewEpoch++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.liveViewHolds--;
+      this.liveViewEpoch++;
+    };
+  }
+
+  /** Whether the live view is held now, and the epoch that changes with every hold's start and end. */
+  liveViewState(): { held: boolean; epoch: number } {
+    return { held: this.liveViewHolds > 0, epoch: this.liveViewEpoch };
+  }
+
   onEnd(handler: () => void): () => void {
     this.endHandlers.add(handler);
     return () => this.endHandlers.delete(handler);

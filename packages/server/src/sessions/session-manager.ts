@@ -8,15 +8,15 @@ import { mkdir, mkdtemp, readdir, rm, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { type Browser, Deckhand } from "deckhand";
+import { type Browser, type Context, DEFAULT_VIEWPORT, Deckhand } from "deckhand";
 import type { FastifyBaseLogger } from "fastify";
 import { SessionActionCache } from "../cache/session-action-cache.ts";
 import { DEFAULT_MAX_TABS_PER_SESSION } from "../defaults.ts";
 import { ApiError, sessionElsewhere, sessionEnded } from "../errors.ts";
 import { ANYWHERE, type EgressPolicy } from "../policy/egress.ts";
 import type { SessionStartParams } from "../schemas/session-start.ts";
-import type { SessionRecord, Store } from "../store/store.ts";
-import type { BrowserPool } from "./browser-pool.ts";
+import type { NodeInfo, SessionRecord, Store } from "../store/store.ts";
+import type { BrowserPool, PoolCapacity } from "./browser-pool.ts";
 import { attachCdpUrl, CdpUrlUnreachable } from "./cdp-url.ts";
 import { type CdpTarget, LiveSession, LogRelay } from "./live-session.ts";
 import { planSession } from "./start-options.ts";
@@ -46,6 +46,22 @@ export interface SessionManagerOptions {
   ownPort?: () => number | undefined;
   /** Most tabs a session may have open at once. */
   maxTabsPerSession?: number;
+  /** What this node registers with its lease for the other nodes (its capacity; its address once checked). */
+  nodeInfo?: NodeInfo;
+  /**
+   * Keep a spare browser context, with its first page open, in each pool browser a session was
+   * just started in, for the next session of the same tenant there (see takeSpare). Default false;
+   * the service turns it on with warm browsers (--warm-browsers above 0) under isolation
+   * "project". Warm browsers get one whatever this says (see the constructor).
+   */
+  spareContexts?: boolean;
+}
+
+/** A context made ahead for a tenant's next session in the same browser, and the settings it was made with. */
+interface Spare {
+  context: Context;
+  /** The session start's context settings (planSession), as JSON: a spare serves only the same. */
+  settings: string;
 }
 
 /**
@@ -82,7 +98,7 @@ export interface LeaseStats {
   reclaims: number;
 }
 
-/** Why a session ended, for the log. */
+/** Why a session ended, for the log and the dashboard (the store keeps it). */
 export type EndReason =
   | "ended by the client"
   | "client disconnected"
@@ -118,9 +134,24 @@ export class SessionManager {
     reclaims: 0,
   };
   private closed = false;
+  /** At most one spare context per pool browser, made or being made (see takeSpare). */
+  private readonly spares = new Map<
+    Browser,
+    { made: Promise<Spare | undefined>; ready: boolean; forget: () => void }
+  >();
+
+  private nodeInfo: NodeInfo;
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
+    this.nodeInfo = { ...options.nodeInfo };
+    // A warm browser gets a spare context too, with the settings of a start that gives none (the
+    // library's viewport, no proxy): a project's first session then finds its page open as well.
+    // Made by the service in a browser no one has had: as fresh as the browser.
+    options.pool.onWarmReady((browser) => {
+      const settings: Parameters<Browser["newContext"]>[0] = { viewport: DEFAULT_VIEWPORT };
+      this.prepareSpare(browser, settings, JSON.stringify(settings));
+    });
     options.pool.onBrowserLost((browser) => {
       for (const session of this.live.values()) {
         if (session.cdp.browser === browser) void this.end(session.id, "browser lost");
@@ -138,6 +169,24 @@ export class SessionManager {
 
   get nodeId(): string {
     return this.options.nodeId;
+  }
+
+  /** Spare contexts made and waiting in pool browsers (see takeSpare), for metrics and tests. */
+  spareContexts(): number {
+    let ready = 0;
+    for (const entry of this.spares.values()) if (entry.ready) ready++;
+    return ready;
+  }
+
+  /**
+   * How many more sessions this node's browsers can take now, for `projectId` (or a project with
+   * no browser here), and how many of them start without a browser launch (warm browsers, room in
+   * the project's own): BrowserPool.freeCapacity. The session limits (--max-sessions, per
+   * project) are the caller's to apply on top, from the store's counts.
+   */
+  freeCapacity(projectId?: string): PoolCapacity {
+    if (this.closed) return { sessions: 0, withoutLaunch: 0 };
+    return this.options.pool.freeCapacity(projectId);
   }
 
   /** How the renewals of this node's lease went (for metrics): a copy. */
@@ -159,7 +208,7 @@ export class SessionManager {
    */
   async holdLease(): Promise<void> {
     const { store, nodeId, nodeLeaseMs, log } = this.options;
-    await store.registerNode(nodeId, nodeLeaseMs);
+    await store.registerNode(nodeId, nodeLeaseMs, this.nodeInfo);
     log.info({ nodeId, leaseMs: nodeLeaseMs }, "holding this node's lease on its sessions");
     const intervalMs = Math.max(100, Math.floor(nodeLeaseMs / 3));
     const schedule = (due: number) => {
@@ -186,6 +235,24 @@ export class SessionManager {
         });
     }, intervalMs);
     this.reclaimer.unref();
+  }
+
+  /**
+   * Registers more about this node with its lease (the cluster's advertised address, once it was
+   * checked to reach this node): from now on the other nodes forward to it and place sessions on it.
+   */
+  async advertise(info: NodeInfo): Promise<void> {
+    this.nodeInfo = { ...this.nodeInfo, ...info };
+    await this.options.store.registerNode(this.options.nodeId, this.options.nodeLeaseMs, this.nodeInfo);
+  }
+
+  /** Tells the other nodes that this one takes no new sessions (it is stopping). */
+  async drain(): Promise<void> {
+    await this.options.store
+      .setNodeDraining(this.options.nodeId)
+      .catch((error: unknown) =>
+        this.options.log.warn({ err: error }, "could not mark this node as draining"),
+      );
   }
 
   /** One renewal of the lease, due at `due` (performance.now() time). */
@@ -228,6 +295,9 @@ export class SessionManager {
     const { store, nodeId, nodeLeaseMs, log } = this.options;
     const running = [...this.live.keys()];
     const reclaimed = await store.resumeNode(nodeId, nodeLeaseMs, running);
+    // A reclaim may have forgotten the node's row: what the others need to know of it goes back.
+    if (this.nodeInfo.advertiseUrl !== undefined || this.nodeInfo.maxSessions !== undefined)
+      await store.registerNode(nodeId, nodeLeaseMs, this.nodeInfo);
     if (reclaimed.length === 0) {
       log.warn(
         { nodeId, sessions: running.length },
@@ -335,8 +405,10 @@ export class SessionManager {
         cdp = { browser: ownBrowser, contextId: undefined };
       } else {
         lease = await this.options.pool.acquire(record.projectId);
+        const settings = JSON.stringify(plan.context);
         try {
-          const context = await lease.browser.newContext(plan.context);
+          const context =
+            (await this.takeSpare(lease.browser, settings)) ?? (await lease.browser.newContext(plan.context));
           // Downloads land in the session's own directory (not the service user's ~/Downloads).
           await lease.browser.connection.root.send("Browser.setDownloadBehavior", {
             behavior: "allow",
@@ -347,6 +419,7 @@ export class SessionManager {
           // init() disposes of the context itself when it fails.
           await dh.init();
           cdp = { browser: lease.browser, contextId: context.id };
+          if (this.options.spareContexts) this.prepareSpare(lease.browser, plan.context, settings);
         } catch (error) {
           lease.release();
           throw error;
@@ -389,6 +462,70 @@ export class SessionManager {
       await this.removeEmptyRoot();
     }
     return session;
+  }
+
+  /**
+   * The spare context of this pool browser, when it was made with the same settings and is still
+   * whole (its one page open), for a session about to start there; undefined otherwise (a spare
+   * that does not fit is disposed of). Most of a session's start is its first page: a renderer
+   * process starts, and the page is set up over several round trips. A spare has done that ahead,
+   * so a tenant's further session in a browser it already has starts in milliseconds.
+   *
+   * A spare is made only in a warm browser (no one's yet) or in a browser of the tenant whose
+   * session just started there (the pool gives a browser to one tenant only, and never back),
+   * holds nothing but a blank page the service opened, and is out of reach of CDP clients (each is
+   * held to its own session's context). It goes with its browser.
+   */
+  private async takeSpare(browser: Browser, settings: string): Promise<Context | undefined> {
+    const entry = this.spares.get(browser);
+    if (!entry) return undefined;
+    this.spares.delete(browser);
+    entry.forget();
+    // Being made already: waiting for it is still sooner than making another.
+    const spare = await entry.made;
+    if (!spare) return undefined;
+    const pages = spare.context.pages();
+    if (
+      spare.settings === settings &&
+      browser.isConnected() &&
+      pages.length === 1 &&
+      !pages[0]!.isClosed() &&
+      spare.context.activePage() === pages[0]
+    )
+      return spare.context;
+    await spare.context.close().catch(() => undefined);
+    return undefined;
+  }
+
+  /** Makes a spare context in `browser` for its tenant's next session, unless it has one. */
+  private prepareSpare(
+    browser: Browser,
+    options: Parameters<Browser["newContext"]>[0],
+    settings: string,
+  ): void {
+    if (this.closed || this.spares.has(browser) || !browser.isConnected()) return;
+    const entry: { made: Promise<Spare | undefined>; ready: boolean; forget: () => void } = {
+      made: Promise.resolve(undefined),
+      ready: false,
+      forget: () => {},
+    };
+    entry.made = (async (): Promise<Spare | undefined> => {
+      let context: Context | undefined;
+      try {
+        context = await browser.newContext(options);
+        await context.newPage();
+        entry.ready = true;
+        return { context, settings };
+      } catch {
+        await context?.close().catch(() => undefined);
+        return undefined;
+      }
+    })();
+    // A browser that closes takes its spare with it; only the entry is left to forget.
+    entry.forget = browser.onDisconnected(() => {
+      if (this.spares.get(browser) === entry) this.spares.delete(browser);
+    });
+    this.spares.set(browser, entry);
   }
 
   /**
@@ -451,12 +588,12 @@ export class SessionManager {
       await this.options.store.reclaimLapsedNodes({ except: this.options.nodeId });
       if ((await this.options.store.getSession(record.id))?.status === "active")
         throw sessionElsewhere(record.id, record.nodeId);
-      throw sessionEnded(record.id);
+      throw sessionEnded(record.id, "node lost");
     } else if (record.nodeId === undefined && this.options.sharedStore) {
       throw sessionElsewhere(record.id);
     }
     // Nobody runs it: a leftover of an earlier run, or of a node that is gone.
-    await this.options.store.endSession(record.id);
+    await this.options.store.endSession(record.id, undefined, "not running anywhere");
     throw sessionEnded(record.id);
   }
 
@@ -467,7 +604,7 @@ export class SessionManager {
         { sessionId: id, reason },
         "session ended (its browser.cdpUrl was never attached)",
       );
-      return this.options.store.endSession(id).then(
+      return this.options.store.endSession(id, undefined, reason).then(
         () => undefined,
         (error: unknown) =>
           this.options.log.error({ sessionId: id, err: error }, "could not mark the session ended"),
@@ -486,7 +623,7 @@ export class SessionManager {
           "releasing the session's browser context failed",
         );
       }
-      await this.options.store.endSession(id).catch((error: unknown) => {
+      await this.options.store.endSession(id, undefined, reason).catch((error: unknown) => {
         this.options.log.error({ sessionId: id, err: error }, "could not mark the session ended");
       });
     })();
@@ -551,7 +688,8 @@ export class SessionManager {
       if (all || now - record.lastActivityAt > idleMs) {
         // A session waiting for its browser.cdpUrl ends by its idle timeout too.
         this.deferred.delete(record.id);
-        if (await this.options.store.endSession(record.id)) ended++;
+        const reason = all ? "left over from an earlier run" : "idle timeout";
+        if (await this.options.store.endSession(record.id, undefined, reason)) ended++;
       }
     }
     if (ended > 0) this.options.log.info({ ended }, "ended sessions left over from a previous run");

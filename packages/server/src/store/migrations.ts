@@ -91,6 +91,23 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: "why a session ended, a project's sessions",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN end_reason TEXT;
+      CREATE INDEX sessions_by_project ON sessions (project_id, created_at);
+    `,
+  },
+  {
+    version: 5,
+    name: "cluster: node addresses, capacity, draining",
+    sql: `
+      ALTER TABLE nodes ADD COLUMN advertise_url TEXT;
+      ALTER TABLE nodes ADD COLUMN max_sessions INTEGER;
+      ALTER TABLE nodes ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export const postgresMigrations: readonly Migration[] = [
@@ -174,6 +191,23 @@ export const postgresMigrations: readonly Migration[] = [
         value text NOT NULL,
         created_at bigint NOT NULL
       );
+    `,
+  },
+  {
+    version: 4,
+    name: "why a session ended, a project's sessions",
+    sql: `
+      ALTER TABLE sessions ADD COLUMN end_reason text;
+      CREATE INDEX sessions_by_project ON sessions (project_id, created_at);
+    `,
+  },
+  {
+    version: 5,
+    name: "cluster: node addresses, capacity, draining",
+    sql: `
+      ALTER TABLE nodes ADD COLUMN advertise_url text;
+      ALTER TABLE nodes ADD COLUMN max_sessions integer;
+      ALTER TABLE nodes ADD COLUMN draining boolean NOT NULL DEFAULT false;
     `,
   },
 ];

@@ -9,22 +9,30 @@ import { groupIntoPages } from "./replay.ts";
 import {
   actionFromRow,
   actionRowValues,
+  clusterNodeFromRow,
   keyFromRow,
+  mergeDailyTotals,
   recordedAction,
   sessionFromRow,
+  summaryFromRow,
   toJsonText,
 } from "./rows.ts";
 import type {
+  AdmissionRefusal,
+  ClusterNode,
   CreatedKey,
+  DailyTotals,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
   NewSession,
+  NodeInfo,
   RecordedAction,
   ReplayResult,
   ScreenshotInfo,
   ScreenshotKind,
   SessionRecord,
+  SessionSummary,
   Store,
 } from "./store.ts";
 
@@ -240,11 +248,12 @@ export class PostgresStore implements Store {
     );
   }
 
-  async endSession(id: string, at = Date.now()): Promise<boolean> {
+  async endSession(id: string, at = Date.now(), reason?: string): Promise<boolean> {
     const changed = await this.changes(
-      `UPDATE sessions SET status = 'ended', ended_at = $1, last_activity_at = GREATEST(last_activity_at, $1)
+      `UPDATE sessions SET status = 'ended', ended_at = $1, last_activity_at = GREATEST(last_activity_at, $1),
+         end_reason = $3
        WHERE id = $2 AND status = 'active'`,
-      [at, id],
+      [at, id, reason ?? null],
     );
     return changed > 0;
   }
@@ -270,6 +279,53 @@ export class PostgresStore implements Store {
     return Number(row?.n ?? 0);
   }
 
+  async listProjectSessions(projectId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = Math.max(1, Math.min(1000, Math.floor(options.limit ?? 50)));
+    // Pages as the replay counts them: a step starts one when its URL differs from the step before.
+    const rows = await this.rows(
+      `WITH chosen AS (
+         SELECT * FROM sessions WHERE project_id = $1
+         ORDER BY status = 'active' DESC, created_at DESC, id LIMIT $2
+       ), steps AS (
+         SELECT session_id, input_tokens, output_tokens, cost,
+           CASE WHEN result->>'cacheStatus' = 'HIT' THEN 1 ELSE 0 END AS hit,
+           CASE WHEN result->>'success' = 'false' THEN 1 ELSE 0 END AS failed,
+           CASE WHEN page_url IS NOT DISTINCT FROM LAG(page_url) OVER (PARTITION BY session_id ORDER BY seq)
+             THEN 0 ELSE 1 END AS new_page
+         FROM replay_actions WHERE session_id IN (SELECT id FROM chosen)
+       ), totals AS (
+         SELECT session_id, COUNT(*) AS steps, SUM(new_page) AS pages, SUM(input_tokens) AS input_tokens,
+           SUM(output_tokens) AS output_tokens, SUM(cost) AS cost, SUM(hit) AS cache_hits, SUM(failed) AS failures
+         FROM steps GROUP BY session_id
+       )
+       SELECT chosen.*, totals.steps, totals.pages, totals.input_tokens, totals.output_tokens, totals.cost,
+         totals.cache_hits, totals.failures
+       FROM chosen LEFT JOIN totals ON totals.session_id = chosen.id
+       ORDER BY chosen.status = 'active' DESC, chosen.created_at DESC, chosen.id`,
+      [projectId, limit],
+    );
+    return rows.map(summaryFromRow);
+  }
+
+  async projectDailyTotals(projectId: string, since: number): Promise<DailyTotals[]> {
+    const day = (column: string) =>
+      `to_char(to_timestamp(${column} / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+    const sessionDays = await this.rows(
+      `SELECT ${day("created_at")} AS day, COUNT(*) AS sessions FROM sessions
+       WHERE project_id = $1 AND created_at >= $2 GROUP BY 1`,
+      [projectId, since],
+    );
+    const stepDays = await this.rows(
+      `SELECT ${day("a.started_at")} AS day, COUNT(*) AS steps, SUM(a.input_tokens) AS input_tokens,
+         SUM(a.output_tokens) AS output_tokens, SUM(a.cost) AS cost,
+         SUM(CASE WHEN a.result->>'cacheStatus' = 'HIT' THEN 1 ELSE 0 END) AS cache_hits
+       FROM replay_actions a JOIN sessions s ON s.id = a.session_id
+       WHERE s.project_id = $1 AND a.started_at >= $2 GROUP BY 1`,
+      [projectId, since],
+    );
+    return mergeDailyTotals(sessionDays, stepDays);
+  }
+
   /** Runs `work` in one transaction holding LEASE_LOCK, on a connection of `pool`. */
   private async underLeaseLock<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
@@ -287,12 +343,89 @@ export class PostgresStore implements Store {
     }
   }
 
-  async registerNode(nodeId: string, ttlMs: number): Promise<void> {
+  async registerNode(nodeId: string, ttlMs: number, info: NodeInfo = {}): Promise<void> {
     await this.leasePool.query(
-      `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2)
-       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
-      [nodeId, Math.round(ttlMs)],
+      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions)
+       VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at,
+         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions, draining = false`,
+      [nodeId, Math.round(ttlMs), info.advertiseUrl ?? null, info.maxSessions ?? null],
     );
+  }
+
+  async getNode(nodeId: string): Promise<ClusterNode | null> {
+    const [row] = await this.rows(
+      `SELECT nodes.*, lease_expires_at >= ${DB_NOW} AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE id = $1`,
+      [nodeId],
+    );
+    return row ? clusterNodeFromRow(row) : null;
+  }
+
+  async listLiveNodes(): Promise<ClusterNode[]> {
+    const rows = await this.rows(
+      `SELECT nodes.*, true AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE lease_expires_at >= ${DB_NOW} ORDER BY id`,
+    );
+    return rows.map(clusterNodeFromRow);
+  }
+
+  async setNodeDraining(nodeId: string): Promise<void> {
+    await this.pool.query("UPDATE nodes SET draining = true WHERE id = $1", [nodeId]);
+  }
+
+  async admitSession(
+    input: NewSession,
+    limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
+  ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      // Every node's admissions, one at a time: count and insert see the same table.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('deckhand-admission:' || current_schema()))");
+      const count = async (where: string, value: string | null) =>
+        Number(
+          (
+            await client.query(
+              `SELECT COUNT(*) AS n FROM sessions WHERE status = 'active' ${where}`,
+              value === null ? [] : [value],
+            )
+          ).rows[0]?.n ?? 0,
+        );
+      const onNode = limits.perNode
+        ? await count("AND node_id = $1", input.nodeId ?? "")
+        : await count("", null);
+      let refused: AdmissionRefusal | undefined;
+      if (onNode >= limits.maxSessions) refused = "node";
+      else if ((await count("AND project_id = $1", input.projectId)) >= limits.maxPerProject)
+        refused = "project";
+      if (refused) {
+        await client.query("ROLLBACK");
+        return { refused };
+      }
+      const { rows } = await client.query(
+        `INSERT INTO sessions (id, project_id, key_id, params, client_language, status, created_at, last_activity_at, node_id)
+         VALUES ($1, $2, $3, $4::json, $5, 'active', $6, $6, $7) RETURNING *`,
+        [
+          input.id ?? randomUUID(),
+          input.projectId,
+          input.keyId,
+          toJsonText(input.params ?? {}, "Session params"),
+          input.clientLanguage ?? null,
+          input.createdAt ?? Date.now(),
+          input.nodeId ?? null,
+        ],
+      );
+      await client.query("COMMIT");
+      return { session: sessionFromRow(rows[0]!) };
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
@@ -341,7 +474,7 @@ export class PostgresStore implements Store {
            DELETE FROM nodes WHERE lease_expires_at < ${DB_NOW} AND id IS DISTINCT FROM $1 RETURNING id
          ), ended AS (
            UPDATE sessions SET status = 'ended', ended_at = ${DB_NOW},
-             last_activity_at = GREATEST(last_activity_at, ${DB_NOW})
+             last_activity_at = GREATEST(last_activity_at, ${DB_NOW}), end_reason = 'node lost'
            WHERE status = 'active' AND node_id IS NOT NULL AND (
              node_id IN (SELECT id FROM lapsed)
              OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id)

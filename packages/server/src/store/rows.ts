@@ -2,7 +2,16 @@
 // numbers; PostgreSQL hands back `json` parsed and `bigint` as strings. These helpers accept both.
 
 import { prepareAction, type StoredAction, toReplayAction } from "./replay.ts";
-import type { KeyInfo, NewReplayAction, RecordedAction, SessionRecord, SessionStatus } from "./store.ts";
+import type {
+  ClusterNode,
+  DailyTotals,
+  KeyInfo,
+  NewReplayAction,
+  RecordedAction,
+  SessionRecord,
+  SessionStatus,
+  SessionSummary,
+} from "./store.ts";
 
 type Row = Record<string, unknown>;
 
@@ -49,8 +58,61 @@ export function sessionFromRow(row: Row): SessionRecord {
   if (row.client_language !== null && row.client_language !== undefined)
     session.clientLanguage = String(row.client_language);
   if (row.ended_at !== null && row.ended_at !== undefined) session.endedAt = num(row.ended_at);
+  if (row.end_reason !== null && row.end_reason !== undefined) session.endReason = String(row.end_reason);
   if (row.node_id !== null && row.node_id !== undefined) session.nodeId = String(row.node_id);
   return session;
+}
+
+/** A row of listProjectSessions: the session's columns and its totals. */
+export function summaryFromRow(row: Row): SessionSummary {
+  return {
+    ...sessionFromRow(row),
+    steps: num(row.steps ?? 0),
+    pages: num(row.pages ?? 0),
+    inputTokens: num(row.input_tokens ?? 0),
+    outputTokens: num(row.output_tokens ?? 0),
+    cost: num(row.cost ?? 0),
+    cacheHits: num(row.cache_hits ?? 0),
+    failures: num(row.failures ?? 0),
+  };
+}
+
+/** Sessions per day and steps per day (two queries) as one list of days, oldest first. */
+export function mergeDailyTotals(sessionDays: readonly Row[], stepDays: readonly Row[]): DailyTotals[] {
+  const days = new Map<string, DailyTotals>();
+  const day = (name: string): DailyTotals => {
+    let totals = days.get(name);
+    if (!totals) {
+      totals = { day: name, sessions: 0, steps: 0, inputTokens: 0, outputTokens: 0, cost: 0, cacheHits: 0 };
+      days.set(name, totals);
+    }
+    return totals;
+  };
+  for (const row of sessionDays) day(String(row.day)).sessions = num(row.sessions);
+  for (const row of stepDays) {
+    const totals = day(String(row.day));
+    totals.steps = num(row.steps);
+    totals.inputTokens = num(row.input_tokens ?? 0);
+    totals.outputTokens = num(row.output_tokens ?? 0);
+    totals.cost = num(row.cost ?? 0);
+    totals.cacheHits = num(row.cache_hits ?? 0);
+  }
+  return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+}
+
+export function clusterNodeFromRow(row: Row): ClusterNode {
+  const node: ClusterNode = {
+    id: String(row.id),
+    // SQLite answers 0/1, PostgreSQL booleans.
+    live: Boolean(row.live),
+    draining: Boolean(row.draining),
+    activeSessions: num(row.active_sessions ?? 0),
+  };
+  if (row.advertise_url !== null && row.advertise_url !== undefined)
+    node.advertiseUrl = String(row.advertise_url);
+  const max = optionalNum(row.max_sessions);
+  if (max !== null) node.maxSessions = max;
+  return node;
 }
 
 export function actionFromRow(row: Row): StoredAction {

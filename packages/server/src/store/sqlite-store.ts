@@ -13,23 +13,31 @@ import { groupIntoPages } from "./replay.ts";
 import {
   actionFromRow,
   actionRowValues,
+  clusterNodeFromRow,
   json,
   keyFromRow,
+  mergeDailyTotals,
   recordedAction,
   sessionFromRow,
+  summaryFromRow,
   toJsonText,
 } from "./rows.ts";
 import type {
+  AdmissionRefusal,
+  ClusterNode,
   CreatedKey,
+  DailyTotals,
   KeyIdentity,
   KeyInfo,
   NewReplayAction,
   NewSession,
+  NodeInfo,
   RecordedAction,
   ReplayResult,
   ScreenshotInfo,
   ScreenshotKind,
   SessionRecord,
+  SessionSummary,
   Store,
 } from "./store.ts";
 
@@ -179,12 +187,14 @@ export class SqliteStore implements Store {
     );
   }
 
-  async endSession(id: string, at = Date.now()): Promise<boolean> {
+  async endSession(id: string, at = Date.now(), reason?: string): Promise<boolean> {
     return (
       this.run(
-        "UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?) WHERE id = ? AND status = 'active'",
+        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?), end_reason = ?
+         WHERE id = ? AND status = 'active'`,
         at,
         at,
+        reason ?? null,
         id,
       ) > 0
     );
@@ -212,15 +222,105 @@ export class SqliteStore implements Store {
     return Number(row?.n ?? 0);
   }
 
-  async registerNode(nodeId: string, ttlMs: number): Promise<void> {
+  async listProjectSessions(projectId: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = Math.max(1, Math.min(1000, Math.floor(options.limit ?? 50)));
+    // Pages as the replay counts them: a step starts one when its URL differs from the step before.
+    return this.all(
+      `WITH chosen AS (
+         SELECT * FROM sessions WHERE project_id = ?
+         ORDER BY status = 'active' DESC, created_at DESC, id LIMIT ?
+       ), steps AS (
+         SELECT session_id, input_tokens, output_tokens, cost,
+           CASE WHEN json_extract(result, '$.cacheStatus') = 'HIT' THEN 1 ELSE 0 END AS hit,
+           CASE WHEN json_extract(result, '$.success') = 0 THEN 1 ELSE 0 END AS failed,
+           CASE WHEN page_url IS LAG(page_url) OVER (PARTITION BY session_id ORDER BY seq) THEN 0 ELSE 1 END AS new_page
+         FROM replay_actions WHERE session_id IN (SELECT id FROM chosen)
+       ), totals AS (
+         SELECT session_id, COUNT(*) AS steps, SUM(new_page) AS pages, SUM(input_tokens) AS input_tokens,
+           SUM(output_tokens) AS output_tokens, SUM(cost) AS cost, SUM(hit) AS cache_hits, SUM(failed) AS failures
+         FROM steps GROUP BY session_id
+       )
+       SELECT chosen.*, totals.steps, totals.pages, totals.input_tokens, totals.output_tokens, totals.cost,
+         totals.cache_hits, totals.failures
+       FROM chosen LEFT JOIN totals ON totals.session_id = chosen.id
+       ORDER BY chosen.status = 'active' DESC, chosen.created_at DESC, chosen.id`,
+      projectId,
+      limit,
+    ).map(summaryFromRow);
+  }
+
+  async projectDailyTotals(projectId: string, since: number): Promise<DailyTotals[]> {
+    const day = (column: string) => `strftime('%Y-%m-%d', ${column} / 1000, 'unixepoch')`;
+    const sessionDays = this.all(
+      `SELECT ${day("created_at")} AS day, COUNT(*) AS sessions FROM sessions
+       WHERE project_id = ? AND created_at >= ? GROUP BY day`,
+      projectId,
+      since,
+    );
+    const stepDays = this.all(
+      `SELECT ${day("a.started_at")} AS day, COUNT(*) AS steps, SUM(a.input_tokens) AS input_tokens,
+         SUM(a.output_tokens) AS output_tokens, SUM(a.cost) AS cost,
+         SUM(CASE WHEN json_extract(a.result, '$.cacheStatus') = 'HIT' THEN 1 ELSE 0 END) AS cache_hits
+       FROM replay_actions a JOIN sessions s ON s.id = a.session_id
+       WHERE s.project_id = ? AND a.started_at >= ? GROUP BY day`,
+      projectId,
+      since,
+    );
+    return mergeDailyTotals(sessionDays, stepDays);
+  }
+
+  async registerNode(nodeId: string, ttlMs: number, info: NodeInfo = {}): Promise<void> {
     const now = Date.now();
     this.run(
-      `INSERT INTO nodes (id, started_at, lease_expires_at) VALUES (?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at`,
+      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at,
+         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions, draining = 0`,
       nodeId,
       now,
       now + ttlMs,
+      info.advertiseUrl ?? null,
+      info.maxSessions ?? null,
     );
+  }
+
+  async getNode(nodeId: string): Promise<ClusterNode | null> {
+    const row = this.get(
+      `SELECT nodes.*, lease_expires_at >= ? AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE id = ?`,
+      Date.now(),
+      nodeId,
+    );
+    return row ? clusterNodeFromRow(row) : null;
+  }
+
+  async listLiveNodes(): Promise<ClusterNode[]> {
+    return this.all(
+      `SELECT nodes.*, 1 AS live,
+         (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+       FROM nodes WHERE lease_expires_at >= ? ORDER BY id`,
+      Date.now(),
+    ).map(clusterNodeFromRow);
+  }
+
+  async setNodeDraining(nodeId: string): Promise<void> {
+    this.run("UPDATE nodes SET draining = 1 WHERE id = ?", nodeId);
+  }
+
+  async admitSession(
+    input: NewSession,
+    limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
+  ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }> {
+    // node:sqlite is synchronous: nothing runs between the counts and the insert in this process,
+    // and the insert is the only write (another process's writes wait for the database's lock).
+    const count = (where: string, ...params: SQLInputValue[]) =>
+      Number(
+        this.get(`SELECT COUNT(*) AS n FROM sessions WHERE status = 'active' ${where}`, ...params)?.n ?? 0,
+      );
+    const onNode = limits.perNode ? count("AND node_id IS ?", input.nodeId ?? null) : count("");
+    if (onNode >= limits.maxSessions) return { refused: "node" };
+    if (count("AND project_id = ?", input.projectId) >= limits.maxPerProject) return { refused: "project" };
+    return { session: await this.createSession(input) };
   }
 
   async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
@@ -281,7 +381,8 @@ export class SqliteStore implements Store {
       // Every active session of a node without a lease: a lapsed one (deleted just now), or one
       // already forgotten.
       const sessionIds = this.all(
-        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?)
+        `UPDATE sessions SET status = 'ended', ended_at = ?, last_activity_at = MAX(last_activity_at, ?),
+           end_reason = 'node lost'
          WHERE status = 'active' AND node_id IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = sessions.node_id)
          RETURNING id`,

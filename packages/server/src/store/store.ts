@@ -47,6 +47,8 @@ export interface SessionRecord {
   createdAt: number;
   lastActivityAt: number;
   endedAt?: number;
+  /** Why it ended (`ended by the client`, `idle timeout`, `node lost`, ...); absent while active. */
+  endReason?: string;
   /** The service node that runs it (holds its lease); absent on rows written before leases. */
   nodeId?: string;
 }
@@ -63,6 +65,31 @@ export interface NewSession {
   /** The service node that runs it. */
   nodeId?: string;
 }
+
+/** What a node tells the others about itself when it takes its lease (cluster mode). */
+export interface NodeInfo {
+  /** Where the other nodes reach it (`--advertise-url`): requests for its sessions are forwarded there. */
+  advertiseUrl?: string;
+  /** Its `--max-sessions`: placement reads its free capacity from this and the session table. */
+  maxSessions?: number;
+}
+
+/** A node as the others see it in the store. */
+export interface ClusterNode {
+  id: string;
+  /** Absent: the node cannot be forwarded to (it runs without --advertise-url). */
+  advertiseUrl?: string;
+  maxSessions?: number;
+  /** Whether its lease is live. */
+  live: boolean;
+  /** It is stopping (SIGTERM): it takes no new sessions. */
+  draining: boolean;
+  /** Its active sessions, from the session table. */
+  activeSessions: number;
+}
+
+/** Why admitSession refused a new session. */
+export type AdmissionRefusal = "node" | "project";
 
 /** Spec 2.6 (the library's ReplayTokenUsage). */
 export type TokenUsage = ReplayTokenUsage;
@@ -103,6 +130,34 @@ export interface RecordedAction {
   tokenUsage?: TokenUsage;
 }
 
+/** A session of a project with what its record adds up to (the project dashboard's rows). */
+export interface SessionSummary extends SessionRecord {
+  /** Recorded operations. */
+  steps: number;
+  /** Pages as the replay groups them (consecutive steps on one URL are one page). */
+  pages: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Model cost as recorded (the caller's currency unit, usually US dollars). */
+  cost: number;
+  /** Steps answered from the server cache (`cacheStatus: HIT`). */
+  cacheHits: number;
+  /** Steps whose result records a failure (`success: false`). */
+  failures: number;
+}
+
+/** One UTC day of a project's use: sessions started that day, and the steps run that day. */
+export interface DailyTotals {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  sessions: number;
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  cacheHits: number;
+}
+
 /** A stored screenshot, without its bytes. */
 export interface ScreenshotInfo {
   actionSeq: number;
@@ -129,18 +184,45 @@ export interface Store {
   getSession(id: string): Promise<SessionRecord | null>;
   /** Records activity on an active session (idle timeouts count from here). */
   touchSession(id: string, at?: number): Promise<void>;
-  /** True when the session was active and is now ended. */
-  endSession(id: string, at?: number): Promise<boolean>;
+  /** True when the session was active and is now ended (`reason` kept for the dashboard). */
+  endSession(id: string, at?: number, reason?: string): Promise<boolean>;
   /** Active sessions, oldest first; optionally only one project's. */
   listActiveSessions(filter?: { projectId?: string }): Promise<SessionRecord[]>;
   countActiveSessions(filter?: { projectId?: string }): Promise<number>;
+  /**
+   * One project's sessions with their totals, active ones first, then the most recently started:
+   * at most `limit` (default 50). Never another project's.
+   */
+  listProjectSessions(projectId: string, options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** One project's totals per UTC day since `since` (epoch ms), oldest day first; days with nothing left out. */
+  projectDailyTotals(projectId: string, since: number): Promise<DailyTotals[]>;
 
   // ---- node leases: which service node runs which sessions, and whether it is still there ----
   // Times are the database's own clock where it has one (PostgreSQL), so that nodes whose clocks
   // disagree still agree on when a lease lapsed.
 
-  /** Takes the lease of a service node for `ttlMs` from now (again, if it had lapsed). */
-  registerNode(nodeId: string, ttlMs: number): Promise<void>;
+  /**
+   * Takes the lease of a service node for `ttlMs` from now (again, if it had lapsed), with what the
+   * other nodes need to know of it (its address, its capacity).
+   */
+  registerNode(nodeId: string, ttlMs: number, info?: NodeInfo): Promise<void>;
+  /** A node by id (lapsed ones too, until a reclaim forgets them), with its active sessions counted. */
+  getNode(nodeId: string): Promise<ClusterNode | null>;
+  /** The nodes whose lease is live, with their active sessions counted (placement reads this). */
+  listLiveNodes(): Promise<ClusterNode[]>;
+  /** Marks a node as stopping: placement sends it nothing new. */
+  setNodeDraining(nodeId: string): Promise<void>;
+  /**
+   * Creates the session if fewer than `maxSessions` are active (on `input.nodeId` alone when
+   * `perNode`, the cluster's placement; in the whole store otherwise) and the project has fewer than
+   * `maxPerProject` active across every node; otherwise says which limit is reached. Count and
+   * insert are one step for every node of the store (a transaction under a lock on PostgreSQL), so
+   * concurrent starts on several nodes cannot all take the last place.
+   */
+  admitSession(
+    input: NewSession,
+    limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
+  ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }>;
   /**
    * Extends a live lease to `ttlMs` from now. False when it had lapsed or is unknown (another node
    * may have ended its sessions already): the node must let go of every session it runs.

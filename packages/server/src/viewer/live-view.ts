@@ -3,9 +3,22 @@
 // (multipart/x-mixed-replace), which an <img> shows with no script. One screencast per session
 // whoever watches; it starts with the first viewer, follows the session's active page, and stops
 // with the last viewer or the session's end.
+//
+// Variable values: once an operation of the session used some (LiveSession.pageSecrets), the
+// screencast's own frames are no longer shown; they only say that the page changed. What viewers
+// get instead is a capture taken with the values hidden, the way a step's screenshot is
+// (captureStepScreenshot: fields that hold a value get a password-style mask, text that shows one is
+// covered), at most one every MIN_MASKED_FRAME_MS. While an operation that carries values runs
+// (LiveSession.holdLiveView), viewers get no new frame at all: a value half typed is not a value
+// any mask recognises. A capture begun before a hold started or ended is not shown.
+//
+// A capture masks the page for its moment, which itself changes the picture: frames identical to
+// one seen recently (the page masked, the page unmasked again, a caret blinking) are not a change,
+// so that masking does not feed itself.
 
+import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type { Page } from "deckhand";
+import { captureStepScreenshot, type Page } from "deckhand";
 import type { LiveSession } from "../sessions/live-session.ts";
 
 const BOUNDARY = "deckhand-frame";
@@ -15,6 +28,12 @@ const FOLLOW_EVERY_MS = 500;
 export const MAX_VIEWERS_PER_SESSION = 8;
 /** A viewer that does not read is dropped once this much waits for it. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** Least time between two masked captures (each one costs the browser a compositor frame and an encode). */
+const MIN_MASKED_FRAME_MS = 200;
+/** How many recent screencast frames are remembered to tell a change from the masking's own flicker. */
+const RECENT_FRAMES = 8;
+/** A masked capture taking longer is given up (a page stuck in a dialog). */
+const MASKED_CAPTURE_TIMEOUT_MS = 3000;
 
 export const MJPEG_CONTENT_TYPE = `multipart/x-mixed-replace; boundary=${BOUNDARY}`;
 
@@ -27,6 +46,13 @@ class Screencast {
   private last: Buffer | undefined;
   private readonly onEmpty: () => void;
   private offEnd: (() => void) | undefined;
+  /** Masked mode: the page changed since the last capture. */
+  private dirty = false;
+  private capturing = false;
+  private lastCaptureAt = 0;
+  private captureTimer: NodeJS.Timeout | undefined;
+  /** Hashes of the recent screencast frames (masked mode). */
+  private readonly recent: string[] = [];
 
   constructor(session: LiveSession, onEmpty: () => void) {
     this.session = session;
@@ -62,7 +88,11 @@ class Screencast {
   /** Starts the screencast on the session's active page, again when that changed. */
   private watch(): void {
     const page = this.session.ended ? undefined : this.session.dh.context.activePage();
-    if (page === this.page && page && !page.isClosed()) return;
+    if (page === this.page && page && !page.isClosed()) {
+      // What changed during a hold is captured once it ended.
+      this.pump();
+      return;
+    }
     this.detach();
     if (!page || page.isClosed()) return;
     this.page = page;
@@ -70,12 +100,70 @@ class Screencast {
     this.offFrame = session.on("Page.screencastFrame", (frame) => {
       void session.send("Page.screencastFrameAck", { sessionId: frame.sessionId }).catch(() => undefined);
       if (this.page !== page) return;
-      this.last = Buffer.from(frame.data, "base64");
-      for (const viewer of this.viewers) this.write(viewer, this.last);
+      if (this.masking()) {
+        this.changed(frame.data);
+        return;
+      }
+      this.show(Buffer.from(frame.data, "base64"));
     });
     void session
       .send("Page.startScreencast", { format: "jpeg", quality: 60, maxWidth: 1280, maxHeight: 1280 })
       .catch(() => undefined);
+  }
+
+  /** Whether frames must be masked captures: the session used variable values, or is using some now. */
+  private masking(): boolean {
+    return this.session.pageSecrets.size > 0 || this.session.liveViewState().held;
+  }
+
+  private show(jpeg: Buffer): void {
+    this.last = jpeg;
+    for (const viewer of this.viewers) this.write(viewer, jpeg);
+  }
+
+  /** Masked mode: a screencast frame arrived; a capture follows when it shows something new. */
+  private changed(data: string): void {
+    const hash = createHash("sha256").update(data).digest("base64");
+    if (this.recent.includes(hash)) return;
+    this.recent.push(hash);
+    if (this.recent.length > RECENT_FRAMES) this.recent.shift();
+    this.dirty = true;
+    this.pump();
+  }
+
+  /** Takes a masked capture when the page changed, none is running, no hold is on and it is time. */
+  private pump(): void {
+    if (!this.dirty || this.capturing || !this.page || this.viewers.size === 0) return;
+    const state = this.session.liveViewState();
+    // Held: the follow timer calls again, and the hold's end made the page dirty enough.
+    if (state.held) return;
+    const wait = this.lastCaptureAt + MIN_MASKED_FRAME_MS - Date.now();
+    if (wait > 0) {
+      this.captureTimer ??= setTimeout(() => {
+        this.captureTimer = undefined;
+        this.pump();
+      }, wait);
+      return;
+    }
+    const page = this.page;
+    this.dirty = false;
+    this.capturing = true;
+    this.lastCaptureAt = Date.now();
+    void captureStepScreenshot(page, {
+      quality: 60,
+      secrets: [...this.session.pageSecrets],
+      timeoutMs: MASKED_CAPTURE_TIMEOUT_MS,
+    })
+      .then((jpeg) => {
+        const now = this.session.liveViewState();
+        // Not shown when a hold started or ended meanwhile, or the view moved to another page.
+        if (jpeg && this.page === page && !now.held && now.epoch === state.epoch) this.show(jpeg);
+        else if (this.page === page) this.dirty = true;
+      })
+      .finally(() => {
+        this.capturing = false;
+        this.pump();
+      });
   }
 
   private detach(): void {
@@ -100,6 +188,8 @@ class Screencast {
   private stop(): void {
     clearInterval(this.follow);
     this.follow = undefined;
+    clearTimeout(this.captureTimer);
+    this.captureTimer = undefined;
     this.offEnd?.();
     this.offEnd = undefined;
     this.detach();

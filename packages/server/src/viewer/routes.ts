@@ -78,7 +78,8 @@ export function registerViewer(app: FastifyInstance, deps: ViewerDeps): LiveView
   typed.route({
     method: "GET",
     url: "/v1/sessions/:id/view",
-    config: { public: true },
+    // Forwarded to the owner of a running session, whose page has the live view.
+    config: { public: true, cluster: { kind: "link", purpose: "page" } },
     schema: {
       operationId: "SessionView",
       summary: "The session page (HTML)",
@@ -194,7 +195,7 @@ export function registerViewer(app: FastifyInstance, deps: ViewerDeps): LiveView
   typed.route({
     method: "GET",
     url: "/v1/sessions/:id/view/live",
-    config: { public: true },
+    config: { public: true, cluster: { kind: "link", purpose: "page" } },
     schema: {
       operationId: "SessionViewLive",
       summary: "Live view of the session's active page (MJPEG)",
@@ -242,7 +243,7 @@ export function registerViewer(app: FastifyInstance, deps: ViewerDeps): LiveView
   typed.route({
     method: "GET",
     url: "/v1/sessions/:id/debug",
-    config: { public: true },
+    config: { public: true, cluster: { kind: "link", purpose: "debug" } },
     schema: {
       operationId: "SessionDebug",
       summary: "The debugger: Chromium's DevTools on the session's active page",

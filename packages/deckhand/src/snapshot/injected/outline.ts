@@ -592,10 +592,29 @@ export function installOutline(
       return localIds.length > 20 ? xpaths.withStepCache(all) : all();
     },
 
-    /** Role and accessible name of any element, computed as the outline would. */
-    describeNode(el: Element): { role: string; name: string } {
+    /**
+     * The local ids, roles and names of the elements whose role is one of `roles`: what the
+     * outline recorded when it was taken, no XPath (cheap for every element of a large page).
+     */
+    withRoles(generation: number, roles: string[]): [number, string, string][] | InPageFailure {
+      const registry = registryFor(generation);
+      if (isFailure(registry)) return registry;
+      const wanted = new Set(roles);
+      const found: [number, string, string][] = [];
+      registry.meta.forEach(([role, name], i) => {
+        if (wanted.has(role)) found.push([i, role, name]);
+      });
+      return found;
+    },
+
+    /**
+     * Role and accessible name of any element, computed as the outline would; with `withXPath`,
+     * also its XPath within its own document (one call where two would do the same work).
+     */
+    describeNode(el: Element, withXPath?: boolean): { role: string; name: string; xpath?: string } {
       const role = outlineRole(el);
-      return { role, name: collapse(nameOf(el, el.localName, role)).trim() };
+      const name = collapse(nameOf(el, el.localName, role)).trim();
+      return withXPath ? { role, name, xpath: xpaths.xpathOf(el) } : { role, name };
     },
 
     /** [local id, absolute URL] of every link-like element of a snapshot. */

@@ -44,15 +44,18 @@ export function installValues() {
      * Records text typed into a field, so that a value that came from `%name%` variables stays
      * hidden: `typed` is the text as written (tokens, not values), `before` what the field held
      * before the typing ("" when it was replaced). Text typed after a masked value keeps the mask;
-     * a field with nothing secret in it is shown as it is.
+     * a field with nothing secret in it is shown as it is. False when the element has left the
+     * page (a form that re-rendered it): nothing was noted.
      */
-    noteTyped(el: Element, before: string, typed: string, secret: boolean): void {
+    noteTyped(el: Element, before: string, typed: string, secret: boolean): boolean {
+      if (!el.isConnected) return false;
       const value = controlValue(el, "textbox") ?? "";
       const previous = masks.get(el);
       const beforeMasked = before !== "" && previous !== undefined && previous.value === before;
       if (secret || beforeMasked)
         masks.set(el, { token: (beforeMasked ? previous.token : before) + typed, value });
       else masks.delete(el);
+      return true;
     },
   };
 }

@@ -2,10 +2,10 @@
 // One browser for the client (started on its first tool call), closed when the client goes.
 
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { CommonOptions } from "../cli/args.ts";
-import { type OpenedSession, openSession } from "../cli/session.ts";
 import type { Deckhand } from "../deckhand.ts";
-import { createMcpServer, type McpServerOptions } from "./server.ts";
+import { createMcpServer, type McpServerOptions } from "../mcp/server.ts";
+import type { CommonOptions } from "./args.ts";
+import { type OpenedSession, openSession } from "./session.ts";
 
 export async function serveStdio(common: CommonOptions, options: McpServerOptions = {}): Promise<void> {
   let opening: Promise<OpenedSession> | undefined;
