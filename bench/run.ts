@@ -21,6 +21,7 @@ import { clusterSuite } from "./cluster.ts";
 import { cuaSuite } from "./cua.ts";
 import { dashboardSuite } from "./dashboard.ts";
 import { explicitSuite } from "./explicit.ts";
+import { exportSuite } from "./export.ts";
 import { initSuite } from "./init.ts";
 import { isolationSuite } from "./isolation.ts";
 import { opsSuite } from "./ops.ts";
@@ -58,6 +59,7 @@ const SUITES: Suite[] = [
   agentSuite,
   soakSuite,
   sloppySuite,
+  exportSuite,
 ];
 
 interface Args {

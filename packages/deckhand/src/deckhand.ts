@@ -22,6 +22,7 @@ import {
   ServiceInvalidArgumentError,
   ServiceNotInitializedError,
 } from "./errors.ts";
+import { type ExportScriptOptions, exportScript, isScriptFormat, SCRIPT_FORMATS } from "./export/script.ts";
 import { HistoryRecorder } from "./history.ts";
 import type { InferSchema, SchemaInput } from "./llm/schema.ts";
 import { LocalDriver } from "./local/local-driver.ts";
@@ -47,7 +48,13 @@ import type {
   HistoryEntry,
   ModelConfiguration,
 } from "./types.ts";
-import { RESOLVED_WITHOUT_MODEL } from "./types.ts";
+import {
+  RECORDED,
+  RECORDED_STEPS,
+  RESOLVED_WITHOUT_MODEL,
+  type RecordedOperation,
+  type RecordedStep,
+} from "./types.ts";
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
 
@@ -60,6 +67,8 @@ export class Deckhand {
   readonly redactor: SecretRedactor;
   /** @internal */
   readonly historyRecorder = new HistoryRecorder();
+  /** The options objects of the acts an agent's tools make (see agentHost). */
+  private readonly agentCalls = new WeakSet<object>();
   /** @internal */
   readonly metricsRecorder = new MetricsRecorder();
   private driver: Driver;
@@ -167,10 +176,12 @@ export class Deckhand {
       try {
         await this.initPromise?.catch(() => undefined);
         if (this.report && !options.force) {
-          const file = await this.report.write().catch((error: unknown) => {
-            this.log.error("report", "the report could not be written", { error: String(error) });
-            return undefined;
-          });
+          const file = await this.report
+            .write(undefined, this.historyRecorder.recordedRows())
+            .catch((error: unknown) => {
+              this.log.error("report", "the report could not be written", { error: String(error) });
+              return undefined;
+            });
           if (file) this.log.info("report", `report written to ${file}`, { file });
         }
         await this.driver.close(browser ?? this.browser, options.force ?? false);
@@ -242,7 +253,7 @@ export class Deckhand {
         'writeReport() needs the `report` option: new Deckhand({ env: "LOCAL", report: "./reports" }).',
       );
     }
-    return this.report.write();
+    return this.report.write(undefined, this.historyRecorder.recordedRows());
   }
 
   /** The options every driver call carries. */
@@ -269,6 +280,8 @@ export class Deckhand {
     registerVariables(options.variables, this.redactor);
     this.report?.addSecrets(variableValues(options.variables));
     const started = performance.now();
+    const startedAt = Date.now();
+    const startUrl = page.url();
     const call = { ...this.callOptions(options), input, variables: options.variables };
     const result = await this.reported(
       "act",
@@ -293,7 +306,57 @@ export class Deckhand {
       },
       withoutModel ? { ...result, resolvedWithoutModel: true } : result,
     );
+    this.recordSteps(page, input, options, result, startUrl, startedAt);
     return result;
+  }
+
+  /**
+   * Keeps what an act did for the script exports (LOCAL: the REMOTE driver's results carry no
+   * steps; the service records its own): where it ran and its recorded steps, on the result
+   * (RECORDED, for the service's replay record) and in the instance's record.
+   */
+  private recordSteps(
+    page: Page,
+    input: string | Action,
+    options: ActOptions,
+    result: ActResult,
+    startUrl: string,
+    timestamp: number,
+  ): void {
+    const steps = (result as { [RECORDED_STEPS]?: RecordedStep[] })[RECORDED_STEPS];
+    if (!steps) return;
+    const recorded: RecordedOperation = {
+      page: page.targetId,
+      startUrl,
+      endUrl: page.isClosed() ? startUrl : page.url(),
+      steps,
+    };
+    Object.defineProperty(result, RECORDED, { value: recorded, enumerable: false });
+    if (this.agentCalls.has(options)) return;
+    this.historyRecorder.recordRow({
+      method: "act",
+      parameters: { input: this.redactor.maskValue(input), options: this.recordable(options) },
+      result: { ...(this.redactor.maskValue({ ...result }) as Record<string, unknown>), recorded },
+      timestamp,
+    });
+  }
+
+  /**
+   * The run so far as a script: `playwright-test` (default), a @playwright/test spec that does
+   * what the run did with no Deckhand and no model, or `deckhand`, act(action) steps that run with
+   * no model while the page is unchanged and find a moved element again with it. Variables stay
+   * `%name%` in the record and are read from the environment by the script; their values are
+   * never written. REMOTE: the service exports its record of the session.
+   */
+  async exportScript(options: ExportScriptOptions = {}): Promise<string> {
+    this.ready("exportScript()");
+    if (options.format !== undefined && !isScriptFormat(options.format)) {
+      throw new ServiceInvalidArgumentError(
+        `exportScript() format must be one of ${SCRIPT_FORMATS.join(", ")}; got ${JSON.stringify(options.format)}.`,
+      );
+    }
+    if (this.driver.exportScript) return this.driver.exportScript(options);
+    return exportScript(this.historyRecorder.recordedRows(), { ...options, recordedIn: "a LOCAL run" });
   }
 
   /**
@@ -322,6 +385,12 @@ export class Deckhand {
       () => this.underDeadline("observe()", options, (deadline) => this.driver.observe(page, call, deadline)),
     );
     this.historyRecorder.record("observe", { instruction, options: this.recordable(options) }, actions);
+    this.historyRecorder.recordRow({
+      method: "observe",
+      parameters: { instruction, options: this.recordable(options) },
+      result: { actions: this.redactor.maskValue(actions) },
+      timestamp: Date.now(),
+    });
     return actions;
   }
 
@@ -367,7 +436,23 @@ export class Deckhand {
       () => this.underDeadline("extract()", options, (deadline) => this.driver.extract(page, call, deadline)),
     );
     this.historyRecorder.record("extract", { instruction: first, options: this.recordable(options) }, data);
+    if (!this.agentCalls.has(options)) this.recordExtract(first, options, data);
     return data;
+  }
+
+  /** Keeps an extract for the script exports, as the service's replay record keeps it. */
+  private recordExtract(instruction: string, options: ExtractOptions, data: unknown): void {
+    const masked = this.redactor.maskValue(data);
+    this.historyRecorder.recordRow({
+      method: "extract",
+      parameters: { instruction, options: this.recordable(options) },
+      // As the service's replay record keeps it: an object as it is, anything else as { value }.
+      result:
+        masked !== null && typeof masked === "object" && !Array.isArray(masked)
+          ? (masked as Record<string, unknown>)
+          : { value: masked },
+      timestamp: Date.now(),
+    });
   }
 
   private async pageText(options: ExtractOptions): Promise<ExtractPageTextResult> {
@@ -382,6 +467,16 @@ export class Deckhand {
     );
     const result = { pageText };
     this.historyRecorder.record("extract", { options: this.recordable(options) }, result);
+    if (!this.agentCalls.has(options)) {
+      this.historyRecorder.recordRow({
+        method: "extract",
+        parameters: { options: this.recordable(options) },
+        // An export reads an extract's strings of up to 200 characters (assertExtracts): a longer
+        // outline is not kept in the record.
+        result: { pageText: pageText.length <= 200 ? this.redactor.mask(pageText) : "" },
+        timestamp: Date.now(),
+      });
+    }
     return result;
   }
 
@@ -403,9 +498,18 @@ export class Deckhand {
   /** The instance as the agent's tools use it: its public act and extract, its log, secrets, metrics. */
   private agentHost(): AgentHost {
     return {
-      act: (input, options) => this.act(input, options),
-      extract: (instruction, schema, options) =>
-        schema ? this.extract(instruction, schema, options) : this.extract(instruction, options),
+      act: (input, options) => {
+        // Its steps are exported as part of the agent run (its row), not as acts of their own.
+        const marked = { ...options };
+        this.agentCalls.add(marked);
+        return this.act(input, marked);
+      },
+      extract: (instruction, schema, options) => {
+        // The agent's reads (its tools, its check of a claimed success) belong to its run's row.
+        const marked = { ...options };
+        this.agentCalls.add(marked);
+        return schema ? this.extract(instruction, schema, marked) : this.extract(instruction, marked);
+      },
       log: this.log,
       redactor: this.redactor,
       metrics: this.metricsRecorder,
@@ -425,6 +529,8 @@ export class Deckhand {
     if (typeof config.executionModel === "object") this.redactor.add(config.executionModel.apiKey);
     const call = { config, options, host: this.agentHost() };
     const started = performance.now();
+    const startedAt = Date.now();
+    const startUrl = page.url();
     if (config.stream) {
       // The stream outlives this call: its deadline ends when its result does.
       const deadline = Deadline.start("agent().execute()", { signal: options.signal });
@@ -450,7 +556,37 @@ export class Deckhand {
       steps: result.actions.length,
       ms: Math.round(performance.now() - started),
     });
+    this.recordAgentRun(page, options, result, startUrl, startedAt);
     return result;
+  }
+
+  /**
+   * Keeps an agent run for the script exports, LOCAL (the service records its own): one row, as the
+   * service's replay record keeps it, its steps being the run's actions (act with its recorded
+   * steps, goto, keys, scroll, wait).
+   */
+  private recordAgentRun(
+    page: Page,
+    options: AgentExecuteOptions,
+    result: AgentResult,
+    startUrl: string,
+    timestamp: number,
+  ): void {
+    if (this.driver.exportScript) return;
+    const recorded: RecordedOperation = {
+      page: page.targetId,
+      startUrl,
+      endUrl: page.isClosed() ? startUrl : page.url(),
+      steps: [],
+    };
+    Object.defineProperty(result, RECORDED, { value: recorded, enumerable: false });
+    const { messages: _messages, ...rest } = result as AgentResult & { messages?: unknown };
+    this.historyRecorder.recordRow({
+      method: "agentExecute",
+      parameters: { executeOptions: { instruction: this.redactor.mask(options.instruction) } },
+      result: { ...(this.redactor.maskValue(rest) as Record<string, unknown>), recorded },
+      timestamp,
+    });
   }
 
   /**

@@ -14,6 +14,7 @@ import type { Browser } from "./browser/browser.ts";
 import type { Context } from "./browser/context.ts";
 import type { Page } from "./browser/page.ts";
 import type { Deadline } from "./deadline.ts";
+import type { ExportScriptOptions } from "./export/script.ts";
 import type { SchemaInput } from "./llm/schema.ts";
 import type { Action, ActResult, DeckhandMetrics, ModelConfiguration, Variables } from "./types.ts";
 
@@ -76,8 +77,11 @@ export interface OperationReport {
   /** Runs an operation as a step of the report. */
   run<T>(method: string, page: Page, parameters: Record<string, unknown>, run: () => Promise<T>): Promise<T>;
   navigated(page: Page, parameters: Record<string, unknown>, result: Record<string, unknown>): void;
-  /** Writes the report; resolves to the file's path. */
-  write(): Promise<string>;
+  /**
+   * Writes the report; resolves to the file's path. `record`: the run's operations in the replay
+   * record's shape (history.ts recordedRows), kept in the report for `deckhand export --from-report`.
+   */
+  write(title?: string, record?: readonly unknown[]): Promise<string>;
 }
 
 export interface Driver {
@@ -98,4 +102,6 @@ export interface Driver {
   /** Ends the instance: closes or disconnects the browser, ends or leaves the session, as the options say. */
   close(browser: Browser | undefined, force: boolean): Promise<void>;
   readonly session: SessionInfo;
+  /** REMOTE: the script of the session, as the service exports it (LOCAL exports its own record). */
+  exportScript?(options: ExportScriptOptions): Promise<string>;
 }

@@ -1,6 +1,6 @@
 // The record of what a Deckhand instance did, in call order (section 2.13).
 
-import type { HistoryEntry } from "./types.ts";
+import type { HistoryEntry, ReplayAction } from "./types.ts";
 
 /**
  * A deep, frozen copy of plain data. The history keeps copies: the caller still holds the very
@@ -18,8 +18,22 @@ function frozenCopy(value: unknown, depth = 0): unknown {
   return Object.freeze(out);
 }
 
+/** An operation as the replay record keeps it (what the script exports read): no end time, no usage. */
+export type RecordedRow = Pick<ReplayAction, "method" | "parameters" | "result" | "timestamp">;
+
 export class HistoryRecorder {
   private readonly entries: HistoryEntry[] = [];
+  /** The same operations in the replay record's shape (secrets already masked by the caller). */
+  private readonly rows: RecordedRow[] = [];
+
+  recordRow(row: RecordedRow): void {
+    this.rows.push(Object.freeze({ ...row, result: frozenCopy(row.result) as Record<string, unknown> }));
+  }
+
+  /** The operations so far, in the replay record's shape. */
+  recordedRows(): readonly RecordedRow[] {
+    return Object.freeze([...this.rows]);
+  }
 
   record(method: HistoryEntry["method"], parameters: unknown, result: unknown): void {
     this.entries.push(

@@ -70,6 +70,15 @@ export {
 } from "./cache/action-cache.ts";
 export { Deckhand, DeckhandAgent } from "./deckhand.ts";
 export * from "./errors.ts";
+export {
+  type ExportScriptOptions,
+  exportScript,
+  isScriptFormat,
+  recordFromReport,
+  SCRIPT_FORMATS,
+  type ScriptFormat,
+} from "./export/script.ts";
+export type { RecordedRow } from "./export/steps.ts";
 export type {
   JSONSchema,
   LLMClient,
@@ -145,4 +154,6 @@ export {
   toolNamed,
 } from "./tools/definitions.ts";
 export type * from "./types.ts";
+/** @internal The recorded operation on an ActResult (the service copies it into its replay record). */
+export { RECORDED } from "./types.ts";
 export { actionOnTheWire, actResultOnTheWire, type WireDoc, wireSchemas } from "./wire.ts";

@@ -116,6 +116,70 @@ export interface SessionReplay {
   clientLanguage?: string;
 }
 
+// ---------- recorded steps (one declaration: the action cache, the agent replay, the replay record
+// and the script exports all read this shape; see docs/export.md) ----------
+
+/**
+ * A Playwright-style locator of an element, checked when the step ran to match exactly one element
+ * in the element's frame (open shadow roots included, as Playwright's own locators pierce them).
+ */
+export type StepLocator =
+  | { kind: "role"; role: string; name: string }
+  | { kind: "label"; text: string }
+  | { kind: "placeholder"; text: string }
+  | { kind: "text"; text: string }
+  | { kind: "testId"; value: string }
+  /** CSS built from the element's own attributes (an id, a name), never from its position. */
+  | { kind: "css"; selector: string };
+
+/** What the record-time check found for an element. */
+export interface StepLocators {
+  /** The element's tag (a native <select> takes selectOption; a custom dropdown is clicked open). */
+  tag: string;
+  /** The <iframe> elements from the top document down to the element's frame, each a CSS selector unique in its parent frame. */
+  frames: string[];
+  /** The locators that matched exactly this element, best first (user-facing ones before CSS). */
+  candidates: StepLocator[];
+  /** Why no locator can address the element (a closed shadow root, only its position tells it apart). */
+  unaddressable?: string;
+}
+
+/** One step performed on the page (or on an element of it), as it is recorded. */
+export interface RecordedStep {
+  /** Absolute XPath of the element (or "" for a page-level action such as a key press). */
+  selector: string;
+  method: string;
+  /** With `%name%` tokens, never values. */
+  arguments: string[];
+  description: string;
+  /** What the element was when the step was recorded ("" for a page-level step). */
+  role: string;
+  /** Its accessible name, a variable's value in it kept as its `%name%`. */
+  name: string;
+  /** The record-time locator check (absent in entries recorded before it existed). */
+  locators?: StepLocators;
+}
+
+/** Where an operation ran and what it did, as the script exports read it. */
+export interface RecordedOperation {
+  /** The tab it ran in (its target id). */
+  page: string;
+  /** The tab's URL when the operation started, and when it ended. */
+  startUrl: string;
+  endUrl: string;
+  /** The steps an act performed (none for other operations). */
+  steps: RecordedStep[];
+}
+
+/**
+ * @internal Set on an ActResult by the LOCAL facade: the operation as recorded. Never sent as such:
+ * the service copies it into its replay record (the act's result, under `recorded`).
+ */
+export const RECORDED: unique symbol = Symbol("deckhand.recorded");
+
+/** @internal Set on an ActResult by ops: the steps performed, before the facade adds where they ran. */
+export const RECORDED_STEPS: unique symbol = Symbol("deckhand.recordedSteps");
+
 /**
  * @internal Set on an ActResult carried out without a model (an explicit instruction): the facade
  * records `resolvedWithoutModel: true` with it in the history. Not sent anywhere.

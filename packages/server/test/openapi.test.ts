@@ -12,6 +12,7 @@ const OPERATIONS = {
   "post /v1/sessions/{id}/agentExecute": "SessionAgentExecute",
   "post /v1/sessions/{id}/end": "SessionEnd",
   "get /v1/sessions/{id}/replay": "SessionReplay",
+  "get /v1/sessions/{id}/script": "SessionScript",
   "get /v1/sessions/{id}/cdp": "SessionCdp",
   "get /healthz": "Health",
   "get /readyz": "Ready",

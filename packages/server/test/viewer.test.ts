@@ -171,6 +171,28 @@ describe("the session page", () => {
     await page.context().close();
   });
 
+  it("links the run as a Playwright test and a Deckhand script, which download with the page's token", async () => {
+    const { page } = await openInBrowser(session.sessionUrl);
+    const links = page.locator(".downloads a");
+    expect(await links.allTextContents()).toEqual(["a Playwright test", "a Deckhand script"]);
+    const href = await links.first().getAttribute("href");
+    await page.context().close();
+    const response = await fetch(new URL(href!, svc.url));
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-disposition")).toContain('filename="recorded.spec.ts"');
+    const spec = await response.text();
+    // The same script the API answers, for the session's key.
+    const api = await svc.call(`/v1/sessions/${session.sessionId}/script?format=playwright-test`);
+    expect(await api.text()).toBe(spec);
+    expect(spec).toContain(`await page.goto(${JSON.stringify(fx.site.url("form.html"))});`);
+    expect(spec).toContain('variable("USER")');
+    expect(spec).not.toContain("viewer-secret-value");
+    // Without the token: nothing.
+    const bare = new URL(href!, svc.url);
+    bare.searchParams.delete("token");
+    expect((await fetch(bare)).status).toBe(404);
+  });
+
   it("shows each step's screenshot, which loads, enlarged on click", async () => {
     const { page } = await openInBrowser(session.sessionUrl);
     const after = page.locator("li.step figure img[alt^='Viewport after']");

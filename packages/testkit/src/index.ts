@@ -13,6 +13,7 @@ export {
   labelledExplicit,
   runExplicitCase,
 } from "./explicit-run.ts";
+export { beaconsSince, EXPORT_PAGES, serveExportPages } from "./export-pages.ts";
 export { type FixtureServer, startFixtureServer } from "./fixture-server.ts";
 export type { FixtureRequest, RouteHandler } from "./fixture-site.ts";
 export {
@@ -32,6 +33,13 @@ export {
   waitForNoChrome,
 } from "./leaks.ts";
 export { fixturesDir, pagesDir, tlsDir } from "./paths.ts";
+export {
+  CHROMIUM_FOR_EXPORTS,
+  type ExportedRun,
+  runDeckhandScript,
+  runPlaywrightSpec,
+  typeCheck,
+} from "./run-exported.ts";
 export * from "./scripted-model/index.ts";
 export { allListeningSockets, type ListeningSocket, listeningSockets, processTree } from "./sockets.ts";
 export { startXvfb, type VirtualDisplay, xvfbAvailable } from "./xvfb.ts";

@@ -12,7 +12,7 @@ import type { Page } from "../browser/page.ts";
 import { waitForSettled } from "../browser/settle.ts";
 import type { Deadline } from "../deadline.ts";
 import { substitute } from "../ops/variables.ts";
-import type { Action } from "../types.ts";
+import type { Action, RecordedStep } from "../types.ts";
 import { agentPageUrl } from "./agent-url.ts";
 import { findByIdentity, identityAt } from "./facts.ts";
 import type { AgentAction, AgentExecuteOptions, AgentHost, AgentResult } from "./types.ts";
@@ -27,8 +27,11 @@ export interface AgentRunRecord {
   maxSteps: number;
 }
 
-/** An Action act performed, with what its element was (role, name) when it was recorded. */
-type StoredAction = Action & { role?: string; name?: string };
+/**
+ * An Action act performed, with what its element was (role, name) when it was recorded: the
+ * recorded step (types.ts RecordedStep); entries stored before it existed lack role and name.
+ */
+type StoredAction = Action & Partial<Pick<RecordedStep, "role" | "name" | "locators">>;
 
 type ReplayStep =
   | { type: "act"; actions: StoredAction[] }
@@ -244,7 +247,7 @@ export async function replayRun(
             };
             break;
           }
-          const { role: _role, name: _name, ...action } = target;
+          const { role: _role, name: _name, locators: _locators, ...action } = target;
           const outcome = await host.act(action, {
             page,
             signal: deadline.signal,

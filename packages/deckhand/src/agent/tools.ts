@@ -10,7 +10,13 @@ import { ServiceTimeoutError } from "../errors.ts";
 import type { ResponseSchema } from "../llm/schema.ts";
 import { substitute } from "../ops/variables.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
-import type { Action, ModelConfiguration, Variables } from "../types.ts";
+import {
+  type Action,
+  type ModelConfiguration,
+  RECORDED,
+  type RecordedOperation,
+  type Variables,
+} from "../types.ts";
 import { agentPageUrl } from "./agent-url.ts";
 import { type ElementIdentity, identityAt } from "./facts.ts";
 import type { LoopDetector } from "./stuck.ts";
@@ -158,7 +164,12 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
     // the act took the page elsewhere, before or while it was asked (what is at the XPath then is
     // another document's).
     let performed: (Action & Partial<ElementIdentity>)[] = result.actions ?? [];
-    if (result.success && page.url() === urlBefore) {
+    // The steps as the act recorded them (role and name when it ran, and its locators): the record
+    // the replay and the script exports read.
+    const recorded = (result as { [RECORDED]?: RecordedOperation })[RECORDED]?.steps;
+    if (recorded && recorded.length === performed.length) {
+      performed = recorded;
+    } else if (result.success && page.url() === urlBefore) {
       const identified = await Promise.all(
         performed.map(async (a) => ({
           ...a,

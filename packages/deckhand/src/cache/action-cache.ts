@@ -12,19 +12,13 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { DeckhandLog } from "../log.ts";
-import type { Variables } from "../types.ts";
+import type { RecordedStep, Variables } from "../types.ts";
 
-export interface CachedStep {
-  /** Absolute XPath of the element (or "" for a page-level action such as a key press). */
-  selector: string;
-  method: string;
-  /** With `%name%` tokens, never values. */
-  arguments: string[];
-  description: string;
-  /** What the element was when the step was recorded. */
-  role: string;
-  name: string;
-}
+/**
+ * A cached step is the recorded step (types.ts), the same record the agent replay, the replay
+ * endpoint and the script exports read: the cache cannot drift from them.
+ */
+export type CachedStep = RecordedStep;
 
 export interface CacheEntry {
   version: 1;

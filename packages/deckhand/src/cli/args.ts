@@ -22,6 +22,8 @@ export interface CommonOptions {
   idleTimeout?: number;
   output?: string;
   timeout?: number;
+  /** `deckhand export --from-report file`: export a saved LOCAL report's run (no browser). */
+  fromReport?: string;
   /** `deckhand mcp --allow-file-urls`: its navigate tool may open file: URLs. */
   allowFileUrls?: boolean;
 }
@@ -50,8 +52,18 @@ export const COMMON: readonly { flag: string; value?: string; means: string }[] 
     means:
       "end the kept browser after this long without a command (default 5m; ms, or with s, m or h: 90s, 10m)",
   },
-  { flag: "--output, -o", value: "file", means: "where screenshot writes its PNG (default screenshot.png)" },
+  {
+    flag: "--output, -o",
+    value: "file",
+    means: "where screenshot writes its PNG (default screenshot.png), and export its script",
+  },
   { flag: "--timeout", value: "ms", means: "give up on the operation after this many milliseconds" },
+  {
+    flag: "--from-report",
+    value: "file",
+    means:
+      "export: the run of a saved LOCAL report (the `report` option's HTML file) instead of this session",
+  },
 ];
 
 export interface Parsed {
@@ -159,6 +171,10 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       case "o":
       case "output":
         common.output = value();
+        continue;
+      case "from-report":
+        if (command !== "export") throw new UsageError("--from-report is an option of deckhand export.");
+        common.fromReport = value();
         continue;
       case "allow-file-urls":
         if (command !== "mcp")

@@ -3,7 +3,7 @@
 // result, tokens, and progress lines on stderr while it works; otherwise (or with --json) one JSON
 // object on stdout. The exit code tells kinds of failure apart (see EXIT).
 
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import {
   BrowserbaseSessionNotFoundError,
   InvalidAISDKModelFormatError,
@@ -20,6 +20,7 @@ import {
   UnsupportedModelError,
   withModelAdvice,
 } from "../errors.ts";
+import { exportScript, recordFromReport, type ScriptFormat } from "../export/script.ts";
 import type { ToolResult } from "../tools/definitions.ts";
 import type { LogLine } from "../types.ts";
 import { type Parsed, parseArgs, UsageError, usage } from "./args.ts";
@@ -216,6 +217,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
   }
 
+  if (tool.name === "export" && parsed.common.fromReport)
+    return exportReport(parsed, input.data as { format?: ScriptFormat; assertExtracts?: boolean }, print);
+
   const started = performance.now();
   let session: Awaited<ReturnType<typeof openSession>> | undefined;
   try {
@@ -247,6 +251,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeFileSync(file, Buffer.from(result.output.base64, "base64"));
       extra.file = file;
     }
+    if (tool.name === "export" && parsed.common.output && result.output.kind === "text") {
+      writeFileSync(parsed.common.output, result.output.text);
+      extra.file = parsed.common.output;
+    }
     if (parsed.common.keepOpen || session.reused) extra.keptOpen = true;
     print.result(parsed, result, extra);
     return result.ok ? EXIT.done : EXIT.notDone;
@@ -256,5 +264,40 @@ export async function main(argv: readonly string[]): Promise<number> {
     return code;
   } finally {
     await session?.done().catch(() => undefined);
+  }
+}
+
+/** `deckhand export --from-report file`: a saved LOCAL report's run as a script, with no browser. */
+function exportReport(
+  parsed: Parsed,
+  input: { format?: ScriptFormat; assertExtracts?: boolean },
+  print: Printer,
+): number {
+  const file = parsed.common.fromReport!;
+  try {
+    let html: string;
+    try {
+      html = readFileSync(file, "utf8");
+    } catch (error) {
+      throw new ServiceInvalidArgumentError(
+        `--from-report: ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}).`,
+      );
+    }
+    const script = exportScript(recordFromReport(html, file), {
+      ...(input.format ? { format: input.format } : {}),
+      ...(input.assertExtracts ? { assertExtracts: true } : {}),
+      recordedIn: `the report ${file}`,
+    });
+    const extra: Record<string, unknown> = { from: file };
+    if (parsed.common.output) {
+      writeFileSync(parsed.common.output, script);
+      extra.file = parsed.common.output;
+    }
+    print.result(parsed, { ok: true, output: { kind: "text", text: script } }, extra);
+    return EXIT.done;
+  } catch (error) {
+    const code = exitCodeOf(error);
+    print.error(parsed.command, error, code);
+    return code;
   }
 }

@@ -12,6 +12,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { Deckhand } from "../deckhand.ts";
 import { ServiceBrowserClosedError, ServiceError, ServiceInitError } from "../errors.ts";
+import type { RecordedRow } from "../history.ts";
 import type { DeckhandOptions } from "../options.ts";
 import type { LogLine } from "../types.ts";
 import type { CommonOptions } from "./args.ts";
@@ -53,6 +54,32 @@ function writeKept(kept: Kept): void {
   const path = statePath();
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
+ * What the commands on a kept LOCAL browser did, in the replay record's shape (variable values
+ * already masked), next to the state file: each command is its own process and Deckhand, so the
+ * record `deckhand export` reads is carried from one to the next here.
+ */
+function recordPath(): string {
+  return `${statePath()}.record.json`;
+}
+
+function readRecord(): RecordedRow[] {
+  try {
+    const rows = JSON.parse(readFileSync(recordPath(), "utf8")) as unknown;
+    return Array.isArray(rows) ? (rows as RecordedRow[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+function writeRecord(dh: Deckhand): void {
+  try {
+    writeFileSync(recordPath(), `${JSON.stringify(dh.historyRecorder.recordedRows())}\n`, { mode: 0o600 });
+  } catch {
+    // The record only serves `deckhand export`; a command's own work does not depend on it.
+  }
 }
 
 /**
@@ -177,11 +204,13 @@ export async function openSession(
       release();
       throw error;
     }
+    for (const row of readRecord()) dh.historyRecorder.recordRow(row);
     return {
       dh,
       reused: true,
       done: async () => {
         try {
+          writeRecord(dh);
           await dh.close();
         } finally {
           release();
@@ -218,6 +247,7 @@ export async function openSession(
       reused: false,
       done: async () => {
         try {
+          writeRecord(dh);
           await dh.close();
         } finally {
           release();
@@ -232,6 +262,7 @@ export async function openSession(
 export async function closeKept(): Promise<string | undefined> {
   const kept = readKept();
   rmSync(statePath(), { force: true });
+  rmSync(recordPath(), { force: true });
   if (!kept) return undefined;
   if (kept.kind === "remote") {
     const dh = new Deckhand({

@@ -34,7 +34,13 @@ import type { ResolvedOptions } from "../options.ts";
 import { ReportRecorder } from "../report/report-recorder.ts";
 import { outlineScript } from "../snapshot/in-page.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
-import type { Action, ActResult, DeckhandMetrics, ModelConfiguration } from "../types.ts";
+import {
+  type Action,
+  type ActResult,
+  type DeckhandMetrics,
+  type ModelConfiguration,
+  RECORDED_STEPS,
+} from "../types.ts";
 
 /**
  * Longest an act waits, after its input, for a navigation that input started to commit (a server
@@ -182,7 +188,7 @@ export class LocalDriver implements Driver {
     // What the result says is written from the page (element names, errors): a variable's value
     // the page shows appears as its %name%, as it did to the model.
     const mask = (text: string) => this.log.redactor.mask(text);
-    return {
+    const masked: ActResult = {
       ...result,
       message: mask(result.message),
       actionDescription: mask(result.actionDescription),
@@ -190,6 +196,10 @@ export class LocalDriver implements Driver {
         ? { actions: result.actions.map((a) => ({ ...a, description: mask(a.description) })) }
         : {}),
     };
+    // The recorded steps (not an enumerable field, so not copied above) go on to the facade.
+    const steps = (done as { [RECORDED_STEPS]?: unknown })[RECORDED_STEPS];
+    if (steps) Object.defineProperty(masked, RECORDED_STEPS, { value: steps, enumerable: false });
+    return masked;
   }
 
   /**

@@ -6,10 +6,10 @@
 import { releaseTarget } from "../browser/element-target.ts";
 import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../errors.ts";
 import type { Target } from "../snapshot/describe.ts";
-import type { Action, ActResult, Variables } from "../types.ts";
-import { failureText, whatIsAt } from "./act-common.ts";
+import type { Action, ActResult, RecordedStep, Variables } from "../types.ts";
+import { failureText, performStep, whatIsAt, withRecordedSteps } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { elementMoved, isRecoverable, runStep } from "./execute.ts";
+import { elementMoved, isRecoverable } from "./execute.ts";
 import { normalizeMethod } from "./methods.ts";
 import { observe } from "./observe.ts";
 
@@ -22,14 +22,29 @@ export async function actOnAction(
   const args = action.arguments ?? [];
   const remembered = ctx.observed.find(action);
   const description = action.description || `${method} ${action.selector}`;
-  const one = (success: boolean, message: string, selector = action.selector): ActResult => ({
-    success,
-    message,
-    actionDescription: description,
-    actions: [{ selector, description, method, arguments: args }],
+  const one = (
+    success: boolean,
+    message: string,
+    selector = action.selector,
+    recorded?: RecordedStep,
+  ): ActResult =>
+    withRecordedSteps(
+      {
+        success,
+        message,
+        actionDescription: description,
+        actions: [{ selector, description, method, arguments: args }],
+      },
+      recorded ? [recorded] : [],
+    );
+  /** What the element is, for the record (a variable's value in its name kept as its %name%). */
+  const identity = (facts: { role: string; name: string } | undefined) => ({
+    description,
+    role: facts?.role ?? "",
+    name: ctx.redactor.mask(facts?.name ?? ""),
   });
 
-  /** The element, found once: checked here, acted on by runStep, released at the end. */
+  /** The element, found once: checked here, recorded and acted on by performStep, released at the end. */
   let now: Target | undefined;
   let problem: string | undefined;
   /** Whether finding the element again could help (it moved), as opposed to it not taking the method. */
@@ -54,8 +69,8 @@ export async function actOnAction(
     if (!problem) {
       try {
         const target = now ? { element: now, selector: action.selector } : undefined;
-        await runStep(ctx, target, method, args, variables);
-        return one(true, `Done: ${description}.`, performedAt);
+        const recorded = await performStep(ctx, target, method, args, variables, identity(now));
+        return one(true, `Done: ${description}.`, performedAt, { ...recorded, selector: performedAt });
       } catch (error) {
         if (!isRecoverable(error)) throw error;
         problem = failureText(error);
@@ -75,11 +90,19 @@ export async function actOnAction(
     healed = await whatIsAt(ctx, found.selector, { xpath: false });
     if (!healed)
       throw new ServiceElementNotFoundError(found.selector, "(it left the page after it was found again)");
-    await runStep(ctx, { element: healed, selector: found.selector }, method, args, variables);
+    const recorded = await performStep(
+      ctx,
+      { element: healed, selector: found.selector },
+      method,
+      args,
+      variables,
+      identity(healed),
+    );
     return one(
       true,
       `Done: ${description}. (Self-healed: ${problem}; found it again at ${found.selector}.)`,
       found.selector,
+      recorded,
     );
   } catch (error) {
     if (error instanceof MissingLLMConfigurationError)

@@ -6,9 +6,9 @@
 import { releaseTarget } from "../browser/element-target.ts";
 import type { ActionCache, CachedStep } from "../cache/action-cache.ts";
 import type { Variables } from "../types.ts";
-import { type Performed, whatIsAt } from "./act-common.ts";
+import { type Performed, performStep, whatIsAt } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep } from "./execute.ts";
+import { isRecoverable } from "./execute.ts";
 import { knownMethod, normalizeMethod } from "./methods.ts";
 
 /** The cached steps for `key`, replayed, or undefined when there is no usable entry or the page changed. */
@@ -42,15 +42,18 @@ async function replayCached(
   for (const step of steps) {
     // The stored XPath is what the result names: it is not written again, only checked.
     const now = step.selector ? await whatIsAt(ctx, step.selector, { xpath: false }) : undefined;
+    let recorded: CachedStep;
     try {
       if (step.selector && (!now || now.role !== step.role || ctx.redactor.mask(now.name) !== step.name))
         return undefined;
-      await runStep(
+      // Recorded again: the locators are checked on the page as it is now.
+      recorded = await performStep(
         ctx,
         now ? { element: now, selector: step.selector } : undefined,
         normalizeMethod(step.method),
         step.arguments,
         variables,
+        step,
       );
     } catch (error) {
       if (isRecoverable(error)) return undefined;
@@ -65,7 +68,7 @@ async function replayCached(
         method: step.method,
         arguments: step.arguments,
       },
-      step,
+      step: { ...recorded, method: step.method },
     });
   }
   return performed;

@@ -1,15 +1,33 @@
 // What the three ways of acting share (with the model, on an Action, from the cache): the record
-// of a step performed, the result they give, and the element a selector leads to now.
+// of a step performed, the result they give, the element a selector leads to now, and the one
+// place a step is performed and recorded (performStep: the record-time locator check on the
+// step's own element, then the step).
 
-import type { CachedStep } from "../cache/action-cache.ts";
+import { targetHandle } from "../browser/element-target.ts";
 import { type Target, targetAt } from "../snapshot/describe.ts";
-import type { Action, ActResult } from "../types.ts";
+import { recordLocators } from "../snapshot/locators.ts";
+import {
+  type Action,
+  type ActResult,
+  RECORDED_STEPS,
+  type RecordedStep,
+  type StepLocators,
+  type Variables,
+} from "../types.ts";
 import type { OperationContext } from "./context.ts";
+import { runStep, type StepTarget } from "./execute.ts";
+import type { ActMethod } from "./methods.ts";
 
-/** A step done: as the result reports it, and as the cache stores it. */
+/** A step done: as the result reports it, and as it is recorded (the cache stores that record). */
 export interface Performed {
   action: Action;
-  step: CachedStep;
+  step: RecordedStep;
+}
+
+/** An ActResult, carrying its recorded steps for the facade (RECORDED_STEPS, never sent as such). */
+export function withRecordedSteps(result: ActResult, steps: RecordedStep[]): ActResult {
+  Object.defineProperty(result, RECORDED_STEPS, { value: steps, enumerable: false });
+  return result;
 }
 
 export function actResult(
@@ -18,7 +36,10 @@ export function actResult(
   instruction: string,
   performed: Performed[],
 ): ActResult {
-  return { success, message, actionDescription: instruction, actions: performed.map((p) => p.action) };
+  return withRecordedSteps(
+    { success, message, actionDescription: instruction, actions: performed.map((p) => p.action) },
+    performed.map((p) => p.step),
+  );
 }
 
 export function failureText(error: unknown): string {
@@ -47,4 +68,53 @@ export async function whatIsAt(
     if (ctx.deadline.aborted) throw error;
     return undefined;
   }
+}
+
+/**
+ * The record-time locator check of the element a step is about to act on (see
+ * snapshot/locators.ts). It runs before the step, on the page as the step finds it: that is the
+ * page an exported script's locator will meet (after a click the element may be gone with its
+ * page). A check that cannot be made leaves the step without locators; it never fails the step.
+ */
+async function locatorsBeforeStep(
+  ctx: OperationContext,
+  target: StepTarget,
+): Promise<StepLocators | undefined> {
+  try {
+    // The element the step is about to act on, as found once for the action: its handle (kept by
+    // the target, released by whoever made it), not a second resolution of the selector.
+    const handle = await targetHandle(target.element);
+    return await recordLocators(target.element.frame, handle, (text) => ctx.redactor.mask(text) !== text);
+  } catch (error) {
+    ctx.deadline.check();
+    if (ctx.deadline.aborted) throw error;
+    ctx.log.debug("act", "the record-time locator check could not be made", { error: failureText(error) });
+    return undefined;
+  }
+}
+
+/**
+ * Performs one step and records it: the hook of the record-time locator check (first), then the
+ * step itself (execute.ts runStep). Every way of acting goes through here, so every recorded step
+ * carries the locators an export reads.
+ */
+export async function performStep(
+  ctx: OperationContext,
+  target: StepTarget | undefined,
+  method: ActMethod,
+  args: string[],
+  variables: Variables | undefined,
+  element: { description: string; role: string; name: string },
+): Promise<RecordedStep> {
+  const locators = target ? await locatorsBeforeStep(ctx, target) : undefined;
+  await runStep(ctx, target, method, args, variables);
+  return {
+    selector: target?.selector ?? "",
+    method,
+    arguments: args,
+    description: element.description,
+    role: element.role,
+    name: element.name,
+    ...(locators ? { locators } : {}),
+  };
 }

@@ -13,9 +13,9 @@ import { MissingLLMConfigurationError, ServiceElementNotFoundError } from "../er
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import type { ActResult, Variables } from "../types.ts";
 import { replayFromCache } from "./act-cache.ts";
-import { actResult, failureText, type Performed } from "./act-common.ts";
+import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep } from "./execute.ts";
+import { isRecoverable } from "./execute.ts";
 import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
@@ -293,27 +293,24 @@ async function performAnswer(
   variables: Variables | undefined,
 ): Promise<Performed> {
   const method = answer.method;
-  // The element of the chosen id, found once: acted on by runStep, its XPath is what the result
-  // and the action cache record.
+  // The element of the chosen id, found once: recorded and acted on by performStep, its XPath is
+  // what the result and the action cache record.
   const target = answer.elementId >= 0 ? await snapshot.target(answer.elementId) : undefined;
   try {
     const selector = target?.xpath ?? "";
-    // Stored in the action cache: a variable's value in an element's name is kept as its %name%.
-    const name = target ? ctx.redactor.mask(target.name) : "";
     const args = [...answer.arguments];
     if (method === "dragAndDrop" && args[0])
       args[0] = await dropTargetXPath(ctx, snapshot, answer.elementId, args[0]);
-    await runStep(ctx, target ? { element: target, selector } : undefined, method, args, variables);
+    const stepTarget = target ? { element: target, selector } : undefined;
+    const step = await performStep(ctx, stepTarget, method, args, variables, {
+      description: answer.description,
+      role: target?.role ?? "",
+      // Stored in the action cache: a variable's value in an element's name is kept as its %name%.
+      name: target ? ctx.redactor.mask(target.name) : "",
+    });
     return {
       action: { selector, description: answer.description, method, arguments: args },
-      step: {
-        selector,
-        method,
-        arguments: args,
-        description: answer.description,
-        role: target?.role ?? "",
-        name,
-      },
+      step,
     };
   } finally {
     releaseTarget(target);

@@ -25,9 +25,9 @@ import { releaseTarget } from "../browser/element-target.ts";
 import { domRuntime } from "../browser/in-page.ts";
 import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import { type ActResult, RESOLVED_WITHOUT_MODEL, type Variables } from "../types.ts";
-import { actResult, failureText, type Performed } from "./act-common.ts";
+import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
-import { isRecoverable, runStep } from "./execute.ts";
+import { isRecoverable } from "./execute.ts";
 import type { ActMethod } from "./methods.ts";
 
 // ---------- the grammar ----------
@@ -1049,7 +1049,8 @@ async function perform(
       },
     };
   }
-  // The element of the chosen id, found once: acted on by runStep, its XPath recorded.
+  // The element of the chosen id, found once: recorded and acted on by performStep, its XPath
+  // recorded.
   const target = on ? await on.snapshot.target(on.id) : undefined;
   try {
     const tag = target && on ? (await on.snapshot.element(on.id)).tag : "";
@@ -1059,11 +1060,9 @@ async function perform(
     const name = target ? ctx.redactor.mask(target.name) : "";
     const args =
       plan.argument !== undefined && method !== "click" && method !== "check" ? [plan.argument] : [];
-    await runStep(ctx, target ? { element: target, selector } : undefined, method, args, variables);
-    return {
-      action: { selector, description, method, arguments: args },
-      step: { selector, method, arguments: args, description, role, name },
-    };
+    const stepTarget = target ? { element: target, selector } : undefined;
+    const step = await performStep(ctx, stepTarget, method, args, variables, { description, role, name });
+    return { action: { selector, description, method, arguments: args }, step };
   } finally {
     releaseTarget(target);
   }

@@ -18,6 +18,7 @@ import type {
   SessionInfo,
 } from "../driver.ts";
 import { ServiceError, ServiceInitError, ServiceInvalidArgumentError } from "../errors.ts";
+import type { ExportScriptOptions } from "../export/script.ts";
 import type { DeckhandLog } from "../log.ts";
 import type { ResolvedOptions } from "../options.ts";
 import type { Action, ActResult, DeckhandMetrics, ExtractPageTextResult } from "../types.ts";
@@ -137,6 +138,10 @@ export class RemoteDriver implements Driver {
 
   metrics(): Promise<DeckhandMetrics> {
     return this.remote.metrics();
+  }
+
+  exportScript(options: ExportScriptOptions): Promise<string> {
+    return this.remote.exportScript(options);
   }
 
   async close(browser: Browser | undefined): Promise<void> {

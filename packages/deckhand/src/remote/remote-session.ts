@@ -10,6 +10,7 @@ import {
   ServiceInitError,
   ZodSchemaValidationError,
 } from "../errors.ts";
+import type { ExportScriptOptions } from "../export/script.ts";
 import { type SchemaInput, toResponseSchema } from "../llm/schema.ts";
 import type { DeckhandLog } from "../log.ts";
 import { type MetricsOperation, MetricsRecorder } from "../metrics.ts";
@@ -315,6 +316,13 @@ export class RemoteSession {
       }
     }
     return recorder.snapshot();
+  }
+
+  /** The session's script, as the service exports its replay record (GET /sessions/{id}/script). */
+  async exportScript(options: ExportScriptOptions): Promise<string> {
+    const query = new URLSearchParams({ format: options.format ?? "playwright-test" });
+    if (options.assertExtracts) query.set("assertExtracts", "true");
+    return this.client.request<string>("GET", `${this.path("script")}?${query}`);
   }
 
   /** Ends the session on the service (its browser context is released there). */

@@ -144,6 +144,8 @@ export class ServiceClient {
     const type = response.headers.get("content-type") ?? "";
     if (response.ok && type.includes("text/event-stream")) return this.readStream<T>(response, path, options);
     const text = await response.text();
+    // A text answer (an exported script) is the answer itself.
+    if (response.ok && type.startsWith("text/plain")) return text as T;
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;

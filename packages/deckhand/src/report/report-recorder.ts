@@ -118,10 +118,16 @@ export class ReportRecorder {
   }
 
   /** Writes the report (again, with every step so far); resolves to its path. */
-  async write(title = "Deckhand run"): Promise<string> {
+  async write(title = "Deckhand run", record?: readonly unknown[]): Promise<string> {
     await Promise.all([...this.pending]);
     const html = renderSessionReport(
-      { title, startedAt: this.startedAt, endedAt: Date.now(), steps: this.steps },
+      {
+        title,
+        startedAt: this.startedAt,
+        endedAt: Date.now(),
+        steps: this.steps,
+        ...(record ? { record } : {}),
+      },
       { csp: reportCsp("data:") },
     );
     await mkdir(this.options.dir, { recursive: true });

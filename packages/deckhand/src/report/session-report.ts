@@ -40,6 +40,13 @@ export interface SessionReportData {
   liveViewUrl?: string;
   /** Where the page can be reloaded for new steps (the page's own link). */
   selfUrl?: string;
+  /**
+   * The run's record (the replay record's rows, variable values masked), kept in the page as a JSON
+   * data block so that `deckhand export --from-report` can export a saved LOCAL report.
+   */
+  record?: readonly unknown[];
+  /** Files of the session to download (its run as a script): a label and a same-site or http(s) URL. */
+  downloads?: readonly { label: string; url: string }[];
 }
 
 const STYLE = `
@@ -292,6 +299,22 @@ function renderTotals(data: SessionReportData): string {
 }
 
 /** The whole report as one HTML document (see reportCsp for the policy to serve it with). */
+/** The id of the record's data block in a report. */
+export const REPORT_RECORD_ID = "deckhand-record";
+
+/**
+ * The record as a JSON data block: never run (its type is not a script's, and the page's policy
+ * runs no script), and written so that no text in it can end the block (`<` as \u003c).
+ */
+function recordBlock(record: readonly unknown[] | undefined): string {
+  if (!record) return "";
+  const json = JSON.stringify(record)
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026");
+  return `<script type="application/json" id="${REPORT_RECORD_ID}">${json}</script>`;
+}
+
 export function renderSessionReport(data: SessionReportData, options: { csp?: string } = {}): string {
   let n = 0;
   const pages = groupByPage(data.steps).map((page) => {
@@ -313,6 +336,11 @@ export function renderSessionReport(data: SessionReportData, options: { csp?: st
           : "") +
         `</section>`
       : "";
+  const links = (data.downloads ?? []).flatMap((d) => {
+    const url = safeUrl(d.url);
+    return url ? [`<a href="${escapeHtml(url)}" download>${escapeHtml(d.label)}</a>`] : [];
+  });
+  const downloads = links.length ? `<p class="downloads">Download the run as ${links.join(" · ")}</p>` : "";
   const meta = options.csp
     ? `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(options.csp)}">`
     : "";
@@ -320,8 +348,8 @@ export function renderSessionReport(data: SessionReportData, options: { csp?: st
     `<!doctype html><html lang="en"><head><meta charset="utf-8">${meta}` +
     `<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">` +
     `<title>${escapeHtml(data.title)}</title><style>${STYLE}</style></head><body>` +
-    `<header><h1>${escapeHtml(data.title)} ${status}</h1>${renderTotals(data)}</header><main>${live}` +
+    `<header><h1>${escapeHtml(data.title)} ${status}</h1>${renderTotals(data)}${downloads}</header><main>${live}` +
     (pages.length > 0 ? pages.join("") : `<p class="empty">No steps yet.</p>`) +
-    `</main></body></html>`
+    `</main>${recordBlock(data.record)}</body></html>`
   );
 }

@@ -7,6 +7,7 @@ import {
   defineInjectedScript,
   type InjectedScript,
 } from "../browser/injected-script.ts";
+import { installLocators, type Locators } from "./injected/locators.ts";
 import { installNames } from "./injected/names.ts";
 import { installOutline, type Outline } from "./injected/outline.ts";
 import { installRoles } from "./injected/roles.ts";
@@ -30,5 +31,14 @@ export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
   names,
   states,
   values,
+  text,
+);
+
+/** The record-time locator check (injected/locators.ts): its own script, installed on first use. */
+export const locatorScript: InjectedScript<Locators> = defineInjectedScript(
+  "locators",
+  installLocators,
+  roles,
+  names,
   text,
 );

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Deckhand } from "../deckhand.ts";
 import { ServiceInvalidArgumentError } from "../errors.ts";
+import { SCRIPT_FORMATS } from "../export/script.ts";
 import { estimateTokens } from "../snapshot/tokens.ts";
 import type { Variables } from "../types.ts";
 
@@ -317,6 +318,29 @@ export const agentTool = define({
   },
 });
 
+export const exportTool = define({
+  name: "export",
+  title: "The session so far as a script",
+  description:
+    "Writes what this session did as a script to keep and run: a Playwright test (playwright-test: no Deckhand, no model; each element by a locator that matched it alone when the step ran) or a Deckhand program of act(action) steps (deckhand: no model while the page is unchanged, the model finds a moved element again). Variables stay %name% and are read from the environment; their values are never written.",
+  input: z.object({
+    format: z.enum(SCRIPT_FORMATS).optional().describe("playwright-test (default) or deckhand."),
+    assertExtracts: z
+      .boolean()
+      .optional()
+      .describe("playwright-test: each extract becomes an expect that the page shows what was extracted."),
+  }),
+  positional: ["format"],
+  onPage: false,
+  async run(dh, { format, assertExtracts }) {
+    const script = await dh.exportScript({
+      ...(format ? { format } : {}),
+      ...(assertExtracts ? { assertExtracts } : {}),
+    });
+    return { ok: true, output: { kind: "text", text: script } };
+  },
+});
+
 /** Every tool, in the order they are listed. */
 export const TOOLS: readonly ToolDefinition[] = [
   navigateTool,
@@ -329,6 +353,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   backTool,
   forwardTool,
   agentTool,
+  exportTool,
 ] as unknown as readonly ToolDefinition[];
 
 /** The tool called `name`, or undefined. */

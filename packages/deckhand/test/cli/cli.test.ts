@@ -21,6 +21,7 @@ import {
 import { TOOLS } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, scriptAgent, verifyWith } from "../agent/helpers.ts";
+import { startDeckhand } from "../support/browser.ts";
 import { startTestService } from "../support/service.ts";
 import { cleanEnv, deckhand, NODE_ARGS } from "./helpers.ts";
 
@@ -219,6 +220,60 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(existsSync(state)).toBe(false);
     // Its keeper went with it.
     expect(await waitForNoProcess(kept.userDataDir)).toEqual([]);
+  });
+
+  it("exports the commands of a --keep-open browser as a Playwright spec with export -o", async () => {
+    const state = join(dir, "export-state.json");
+    const e = cleanEnv({ DECKHAND_CLI_STATE: state });
+    const file = join(dir, "recorded.spec.ts");
+    try {
+      const first = await deckhand(
+        ["act", site.url("explicit/widgets.html"), "type 'Ann' into the First name field", "--keep-open"],
+        e,
+      );
+      expect(first.code).toBe(0);
+      expect((await deckhand(["act", "select France from the Country dropdown"], e)).code).toBe(0);
+      const run = await deckhand(["export", "playwright-test", "-o", file], e);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.json).toMatchObject({ ok: true, command: "export", file });
+      const spec = readFileSync(file, "utf8");
+      expect(run.json.result).toBe(spec);
+      expect(spec).toContain(`await page.goto(${JSON.stringify(site.url("explicit/widgets.html"))});`);
+      expect(spec).toMatch(/getByRole\("textbox", \{ name: "First name", exact: true \}\)\s*\.fill\("Ann"\)/);
+      expect(spec).toMatch(/\.selectOption\("France"\)/);
+    } finally {
+      await deckhand(["close"], e);
+    }
+    expect(existsSync(`${state}.record.json`)).toBe(false);
+  });
+
+  it("exports a saved LOCAL report's run with export --from-report, and says clearly when a file has none", async () => {
+    const dh = await startDeckhand({}, { report: join(dir, "reports") });
+    let file: string;
+    try {
+      await dh.page.goto(site.url("explicit/widgets.html"));
+      const typed = await dh.act("type 'Ann' into the First name field");
+      expect(typed.success, typed.message).toBe(true);
+      file = await dh.writeReport();
+    } finally {
+      await dh.close();
+    }
+    const out = join(dir, "from-report.spec.ts");
+    const run = await deckhand(["export", "deckhand", "--from-report", file, "-o", out], env());
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.json).toMatchObject({ ok: true, command: "export", from: file, file: out });
+    const script = readFileSync(out, "utf8");
+    expect(script).toContain(`in the report ${file}`);
+    expect(script).toContain('method: "fill"');
+    expect(script).toContain('arguments: ["Ann"]');
+
+    const page = join(dir, "not-a-report.html");
+    writeFileSync(page, "<!doctype html><title>Hello</title><p>secret text of another page</p>");
+    const refused = await deckhand(["export", "--from-report", page], env());
+    expect(refused.code).not.toBe(0);
+    const message = (refused.json.error as { message: string }).message;
+    expect(message).toContain("has no run to export (no Deckhand record in it)");
+    expect(message).not.toContain("secret text");
   });
 
   it("ends a kept browser no command used for --idle-timeout, with its profile, even when its state file is gone", async () => {

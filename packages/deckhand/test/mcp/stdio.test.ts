@@ -76,6 +76,14 @@ describe("deckhand mcp (stdio)", () => {
 
     const listed = await client.callTool({ name: "observe", arguments: {} });
     expect(text(listed.content)).toContain("First name");
+
+    // The session so far, as a script: the act is a step with a locator checked when it ran.
+    const exported = await client.callTool({ name: "export", arguments: { format: "playwright-test" } });
+    expect(exported.isError).toBeFalsy();
+    const spec = text(exported.content);
+    expect(spec).toContain('import { test } from "@playwright/test";');
+    expect(spec).toMatch(/getByRole\("textbox", \{ name: "First name", exact: true \}\)\s*\.fill\("Ann"\)/);
+    expect(spec).toContain("// observe: every interactive element");
   });
 
   it("cuts page text to the token budget and says so", async () => {

@@ -2,7 +2,14 @@
 // play) or an Action (no model).
 
 import { randomUUID } from "node:crypto";
-import { type Action, type ActOptions, type ActResult, actResultOnTheWire, variableValues } from "deckhand";
+import {
+  type Action,
+  type ActOptions,
+  type ActResult,
+  actResultOnTheWire,
+  RECORDED,
+  variableValues,
+} from "deckhand";
 import { ProjectCache } from "../cache/server-cache.ts";
 import type { OperationContext } from "../routes/handlers.ts";
 import type { SessionActBody, SessionActData } from "../schemas/session-operations.ts";
@@ -31,7 +38,11 @@ export async function sessionAct(
     // act(action) needs no model, but may use one to find a moved element again (self-heal).
     modelName: modelNameOf(model, live.defaults.modelName),
     modelEndpoint,
-    recordAs: (actResult) => ({ ...actResult }),
+    // The replay record keeps where the act ran and its recorded steps (the script export reads them).
+    recordAs: (actResult) => {
+      const recorded = (actResult as { [RECORDED]?: unknown })[RECORDED];
+      return recorded ? { ...actResult, recorded } : { ...actResult };
+    },
     run: async ({ dh, page, signal, log }) => {
       const callOptions: ActOptions & { signal: AbortSignal } = {
         page,
@@ -53,7 +64,10 @@ export async function sessionAct(
       const outcome = await live.actionCache.during(cache, () => dh.act(input, callOptions));
       log(`server cache: ${outcome.cacheStatus}`);
       context.reportCacheStatus(outcome.cacheStatus);
-      return { ...outcome.result, cacheStatus: outcome.cacheStatus };
+      // The library's record of the act (RECORDED) is not an enumerable field: carried over by hand.
+      return Object.defineProperty({ ...outcome.result, cacheStatus: outcome.cacheStatus }, RECORDED, {
+        value: (outcome.result as { [RECORDED]?: unknown })[RECORDED],
+      });
     },
   });
   // Spec 2.8's ActResult, whose actions carry every field of spec 2.7.

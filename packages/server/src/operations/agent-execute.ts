@@ -9,6 +9,7 @@ import {
   COMPUTER_USE_MODELS,
   type DeckhandMetrics,
   type ModelConfiguration,
+  RECORDED,
   supportsComputerUse,
   variableValues,
 } from "deckhand";
@@ -88,7 +89,12 @@ export async function sessionAgentExecute(
     modelEndpoint: endpoint ?? execution?.endpoint,
     // The agent's own model calls are this record's; its tools' go under their own methods.
     usageGroup: "agent",
-    recordAs: ({ messages: _messages, ...rest }) => ({ ...rest }),
+    // With where the run went (RECORDED): the script export reads the run's steps from this row.
+    recordAs: (result) => {
+      const { messages: _messages, ...rest } = result;
+      const recorded = (result as { [RECORDED]?: unknown })[RECORDED];
+      return recorded ? { ...rest, recorded } : { ...rest };
+    },
     run: async ({ dh, page, signal, log }) => {
       const agent = dh.agent({
         mode,

@@ -11,6 +11,7 @@ import { registerSessionExtract } from "./session-extract.ts";
 import { registerSessionNavigate } from "./session-navigate.ts";
 import { registerSessionObserve } from "./session-observe.ts";
 import { registerSessionReplay } from "./session-replay.ts";
+import { registerSessionScript } from "./session-script.ts";
 import { registerSessionStart } from "./session-start.ts";
 
 export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
@@ -23,5 +24,6 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
   registerSessionAgentExecute(app, deps);
   registerSessionEnd(app, deps);
   registerSessionReplay(app, deps);
+  registerSessionScript(app, deps);
   registerSessionCdp(app, deps);
 }

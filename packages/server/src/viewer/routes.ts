@@ -3,12 +3,13 @@
 // screenshots come from the store alone, so they work after the session ended, after a restart
 // and on any node; the live view needs the session running on this node.
 
-import { type ReportStep, renderSessionReport, reportCsp } from "deckhand";
+import { exportScript, type ReportStep, renderSessionReport, reportCsp } from "deckhand";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApiError } from "../errors.ts";
 import { errorResponses } from "../routes/route-schema.ts";
+import { rowsOf, ScriptQuery } from "../routes/session-script.ts";
 import { SessionIdParams } from "../schemas/common.ts";
 import { doc } from "../schemas/registry.ts";
 import type { SessionManager } from "../sessions/session-manager.ts";
@@ -110,10 +111,54 @@ export function registerViewer(app: FastifyInstance, deps: ViewerDeps): LiveView
           ? { liveViewUrl: `${sessionPath(session.id, "view/live")}?token=${encodeURIComponent(token)}` }
           : {}),
         selfUrl: `${sessionPath(session.id, "view")}?token=${encodeURIComponent(token)}`,
+        downloads: [
+          { label: "a Playwright test", format: "playwright-test" },
+          { label: "a Deckhand script", format: "deckhand" },
+        ].map(({ label, format }) => ({
+          label,
+          url: `${sessionPath(session.id, "view/script")}?format=${format}&token=${encodeURIComponent(token)}`,
+        })),
       });
       secure(reply, reportCsp("'self'"));
       reply.type("text/html; charset=utf-8");
       return html;
+    },
+  });
+
+  typed.route({
+    method: "GET",
+    url: "/v1/sessions/:id/view/script",
+    config: { public: true },
+    // The answer is the script's text as it is; error bodies are plain JSON.
+    serializerCompiler: () => (data) => (typeof data === "string" ? data : JSON.stringify(data)),
+    schema: {
+      operationId: "SessionViewScript",
+      summary: "The session's run as a script, to download from the session page",
+      description:
+        "What GET /v1/sessions/{id}/script answers, for the session page's download links (same token, no API key).",
+      tags: ["viewer"],
+      security: [],
+      params: SessionIdParams,
+      querystring: TokenQuery.extend({ format: ScriptQuery.shape.format }),
+      response: {
+        200: { description: "The script (TypeScript).", content: { "text/plain": { schema: z.string() } } },
+        ...errorResponses(404),
+      },
+    },
+    handler: async (request, reply) => {
+      const { session } = await deps.links.open(request.params.id, request.query.token, "page");
+      const replay = await deps.store.getReplay(session.id);
+      if (!replay) throw new ApiError(404, "SESSION_NOT_FOUND", "No such session.");
+      const format = request.query.format;
+      const script = exportScript(rowsOf(replay), { format, recordedIn: `session ${session.id}` });
+      secure(reply);
+      return reply
+        .type("text/plain; charset=utf-8")
+        .header(
+          "content-disposition",
+          `attachment; filename="${format === "deckhand" ? "deckhand-script.ts" : "recorded.spec.ts"}"`,
+        )
+        .send(script);
     },
   });
 

@@ -100,6 +100,12 @@ async function check(
       throw new Error(`internal error event ${JSON.stringify(last)} for ${what}`);
     return;
   }
+  // An exported script is text (SessionScript): a script a runner can read, never a stack trace.
+  if (response.status === 200 && response.headers.get("content-type")?.startsWith("text/plain")) {
+    if (!/\/script(\?|$)/.test(pathname) || !text.startsWith("// Recorded by Deckhand"))
+      throw new Error(`200 text that is not a script: ${text.slice(0, 300)} for ${what}`);
+    return;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -458,12 +464,21 @@ describe("fuzzing every endpoint", () => {
     );
   }, 60_000);
 
-  it("GET /v1/sessions/{id}/replay and /cdp (without an upgrade), and paths that lead nowhere", async () => {
-    const route = fc.constantFrom("replay", "cdp", "act", "", "nowhere");
+  it("GET /v1/sessions/{id}/replay, /script and /cdp (without an upgrade), and paths that lead nowhere", async () => {
+    const route = fc.constantFrom("replay", "script", "cdp", "act", "", "nowhere");
     const query = fc.oneof(
       fc.constant(""),
       headerValue.map((v) => `?apiKey=${encodeURIComponent(v)}`),
-      fc.constantFrom("?apiKe%79=x", "?%zz=1", "?apiKey=a&apiKey=b", "?a=%"),
+      headerValue.map((v) => `?format=${encodeURIComponent(v)}`),
+      fc.constantFrom(
+        "?apiKe%79=x",
+        "?%zz=1",
+        "?apiKey=a&apiKey=b",
+        "?a=%",
+        "?format=deckhand",
+        "?format=playwright-test&assertExtracts=true",
+        "?format=deckhand&format=playwright-test",
+      ),
     );
     await fuzz([pathId(), route, query, fuzzHeaders], (sid, r, q, h) =>
       check("GET", `/v1/sessions/${sid}/${r}${q}`, undefined, h),

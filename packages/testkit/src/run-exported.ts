@@ -1,0 +1,124 @@
+// Running an exported script for real: a Playwright spec with the real @playwright/test runner
+// (the system's Chromium as executablePath, no browser download), type-checked against
+// @playwright/test's own types first; a Deckhand script with the pinned Node. Each run gets a
+// temporary directory whose node_modules leads to the workspace's, so the script's imports
+// resolve as they would in a project that has the packages installed.
+
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The workspace root (packages/testkit/src -> ../../..). */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const NODE = join(ROOT, "node_modules", "node", "bin", "node");
+export const CHROMIUM_FOR_EXPORTS = process.env.CHROME_PATH ?? "/usr/bin/chromium";
+
+export interface ExportedRun {
+  status: number | null;
+  output: string;
+}
+
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<ExportedRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd,
+      // The run's own temporary directory (removed with it): the Playwright runner keeps a
+      // transform cache there, which would otherwise outlive the test.
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? cwd, TMPDIR: join(cwd, "tmp"), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, output }));
+  });
+}
+
+async function workspace<T>(files: Record<string, string>, work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), "dh-export-"));
+  try {
+    await symlink(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+    await mkdir(join(dir, "tmp"));
+    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
+    return await work(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    noEmit: true,
+    target: "es2022",
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    types: ["node"],
+    skipLibCheck: true,
+    allowImportingTsExtensions: true,
+    customConditions: ["deckhand-source"],
+  },
+  include: ["*.ts"],
+});
+
+const PLAYWRIGHT_CONFIG = `export default {
+  testDir: ".",
+  workers: 1,
+  retries: 0,
+  reporter: "line",
+  timeout: 30000,
+  use: { headless: true, launchOptions: { executablePath: ${JSON.stringify(CHROMIUM_FOR_EXPORTS)}, args: ["--site-per-process"] } },
+};
+`;
+
+/** Type-checks a TypeScript file against the installed packages' types; the compiler's output when it fails. */
+export function typeCheck(file: string, text: string): Promise<ExportedRun> {
+  return workspace(
+    { [file]: text, "tsconfig.json": TSCONFIG, "package.json": '{ "type": "module" }' },
+    (dir) => run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir, {}),
+  );
+}
+
+/** Runs a Playwright spec with the real test runner. */
+export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}): Promise<ExportedRun> {
+  return workspace(
+    {
+      "recorded.spec.ts": spec,
+      "playwright.config.mjs": PLAYWRIGHT_CONFIG,
+      "package.json": '{ "type": "module" }',
+    },
+    (dir) =>
+      run(
+        NODE,
+        [
+          join(ROOT, "node_modules", "@playwright", "test", "cli.js"),
+          "test",
+          "--config",
+          "playwright.config.mjs",
+        ],
+        dir,
+        env,
+      ),
+  );
+}
+
+/** Runs a Deckhand script (TypeScript, with the library's sources) with the pinned Node. */
+export function runDeckhandScript(script: string, env: Record<string, string> = {}): Promise<ExportedRun> {
+  return workspace({ "script.ts": script, "package.json": '{ "type": "module" }' }, (dir) =>
+    // The test's own temporary directory: Chromium's socket path under a deeper one can pass the
+    // length Unix sockets allow (Deckhand removes the profile it makes there when the script ends).
+    run(NODE, ["--conditions=deckhand-source", "--no-warnings", "script.ts"], dir, {
+      TMPDIR: tmpdir(),
+      CHROME_PATH: CHROMIUM_FOR_EXPORTS,
+      ...env,
+    }),
+  );
+}
