@@ -49,7 +49,9 @@ export function failureText(error: unknown): string {
 /**
  * The element `selector` leads to now, found once (a target the caller releases with
  * releaseTarget), with its role and name and, when `xpath` is asked for, its absolute XPath;
- * undefined when nothing is there.
+ * undefined when nothing is there. Its callers act on it next (performStep), so the in-page count
+ * of the record-time locator check is made here too, in the evaluation that reads the role and
+ * name: the step costs no evaluation of its own for it.
  */
 export async function whatIsAt(
   ctx: OperationContext,
@@ -61,7 +63,7 @@ export async function whatIsAt(
       ctx.page,
       selector,
       { timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal },
-      options,
+      { ...options, locators: true },
     );
   } catch (error) {
     ctx.deadline.check();
@@ -78,19 +80,29 @@ export async function whatIsAt(
  */
 async function locatorsBeforeStep(
   ctx: OperationContext,
-  target: StepTarget,
+  target: ActTarget,
 ): Promise<StepLocators | undefined> {
   try {
-    // The element the step is about to act on, as found once for the action: its handle (kept by
-    // the target, released by whoever made it), not a second resolution of the selector.
-    const handle = await targetHandle(target.element);
-    return await recordLocators(target.element.frame, handle, (text) => ctx.redactor.mask(text) !== text);
+    // The element the step is about to act on, as found once for the action: the in-page count
+    // made when it was described (act(action), the cache), or else one evaluation on its handle
+    // (kept by the target, released by whoever made it), never a second resolution of the selector.
+    const { element } = target;
+    return await recordLocators(
+      element.frame,
+      { located: element.located, handle: () => targetHandle(element) },
+      (text) => ctx.redactor.mask(text) !== text,
+    );
   } catch (error) {
     ctx.deadline.check();
     if (ctx.deadline.aborted) throw error;
     ctx.log.debug("act", "the record-time locator check could not be made", { error: failureText(error) });
     return undefined;
   }
+}
+
+/** The element of a step as the acts find it: a snapshot Target (see StepTarget). */
+export interface ActTarget extends StepTarget {
+  element: Target;
 }
 
 /**
@@ -100,7 +112,7 @@ async function locatorsBeforeStep(
  */
 export async function performStep(
   ctx: OperationContext,
-  target: StepTarget | undefined,
+  target: ActTarget | undefined,
   method: ActMethod,
   args: string[],
   variables: Variables | undefined,

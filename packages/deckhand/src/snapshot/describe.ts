@@ -11,6 +11,7 @@ import type { TimeoutOption } from "../browser/locator.ts";
 import type { Page } from "../browser/page.ts";
 import { frameXPathPrefix } from "../browser/xpath.ts";
 import { outlineScript } from "./in-page.ts";
+import type { Located } from "./locators.ts";
 
 /**
  * An element found once (frame and backend node id, with the handle that found it) and what the
@@ -26,6 +27,11 @@ export interface Target extends ElementTarget {
    * asked for: it is the product where a result, the action cache or a replay names the element.
    */
   readonly xpath?: string;
+  /**
+   * The record-time locator check's in-page count (locators.ts), made in the same evaluation as
+   * the role and name when it was asked for (`locators`): the element a step is about to act on.
+   */
+  readonly located?: Located;
 }
 
 export interface ElementFacts {
@@ -38,26 +44,39 @@ export interface ElementFacts {
   xpath: string;
 }
 
+/** What to find out about an element besides its role and name (each in the same evaluation). */
+export interface DescribeOptions {
+  /** Its absolute XPath. */
+  xpath: boolean;
+  /**
+   * The record-time locator check's in-page count (for a step about to act on it): made here, in
+   * the evaluation that reads the role and name, it costs no command of its own.
+   */
+  locators?: boolean;
+}
+
 /**
  * The target of an element a handle points at. The handle becomes the target's. Two commands
- * (role and name, with the XPath in the same call when asked for; the backend node id), plus the
- * iframe chain's XPath for an element in a child frame.
+ * (role and name, with the XPath and the locator check in the same call when asked for; the
+ * backend node id), plus the iframe chain's XPath for an element in a child frame.
  */
 export async function describeTarget(
   frame: Frame,
   handle: ElementHandle,
-  options: { xpath: boolean },
+  options: DescribeOptions,
 ): Promise<Target> {
   const [described, target, prefix] = await Promise.all([
-    frame.invoke(outlineScript, "describeNode", handle, options.xpath),
+    frame.invoke(outlineScript, "describeForStep", handle, options.xpath, options.locators === true),
     targetOf(frame, handle),
     options.xpath ? frameXPathPrefix(frame) : undefined,
   ]);
+  const located: Located | undefined = described.located;
   return {
     ...target,
     role: described.role,
     name: described.name,
     ...(options.xpath ? { xpath: (prefix ?? "") + (described.xpath ?? "") } : {}),
+    ...(located ? { located } : {}),
   };
 }
 
@@ -69,7 +88,7 @@ export async function targetAt(
   page: Page,
   selector: string,
   wait: TimeoutOption,
-  options: { xpath: boolean },
+  options: DescribeOptions,
 ): Promise<Target> {
   const { frame, handle } = await page.deepLocator(selector).resolve(wait);
   try {

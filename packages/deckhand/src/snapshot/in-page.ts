@@ -1,5 +1,7 @@
 // The snapshot's in-page code, composed from its modules (see browser/injected-script.ts): roles,
-// names, values and states apart from the walk that writes the outline.
+// names, values and states apart from the walk that writes the outline, and the record-time
+// locator check in the same script, so that an act describes its element and checks its locators
+// in one evaluation (injected/step-element.ts).
 
 import { quietness, shadowAccess, xpathAccess } from "../browser/in-page.ts";
 import {
@@ -7,11 +9,12 @@ import {
   defineInjectedScript,
   type InjectedScript,
 } from "../browser/injected-script.ts";
-import { installLocators, type Locators } from "./injected/locators.ts";
+import { installLocators } from "./injected/locators.ts";
 import { installNames } from "./injected/names.ts";
-import { installOutline, type Outline } from "./injected/outline.ts";
+import { installOutline } from "./injected/outline.ts";
 import { installRoles } from "./injected/roles.ts";
 import { installStates } from "./injected/states.ts";
+import { installStepElement, type StepElement } from "./injected/step-element.ts";
 import { installText } from "./injected/text.ts";
 import { installValues } from "./injected/values.ts";
 
@@ -21,8 +24,7 @@ const values = defineInjectedModule(installValues);
 const names = defineInjectedModule(installNames, shadowAccess, roles, values, text);
 const states = defineInjectedModule(installStates, values, text);
 
-export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
-  "outline",
+const outline = defineInjectedModule(
   installOutline,
   shadowAccess,
   xpathAccess,
@@ -34,11 +36,18 @@ export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
   text,
 );
 
-/** The record-time locator check (injected/locators.ts): its own script, installed on first use. */
-export const locatorScript: InjectedScript<Locators> = defineInjectedScript(
-  "locators",
-  installLocators,
-  roles,
-  names,
-  text,
+// The locator check counts names as Playwright sees the page: a field's real value, not the
+// outline's `%name%` for text typed from a variable. So its names read values through a copy of
+// the values module of their own, which holds no notes of typed text (the outline's copy does).
+// The values found are never sent anywhere: recordLocators drops a locator that shows a secret.
+const unmaskedValues = defineInjectedModule(installValues);
+const unmaskedNames = defineInjectedModule(installNames, shadowAccess, roles, unmaskedValues, text);
+const locators = defineInjectedModule(installLocators, roles, unmaskedNames, text);
+
+/** The outline, and the record-time locator check (injected/locators.ts) on the same call. */
+export const outlineScript: InjectedScript<StepElement> = defineInjectedScript(
+  "outline",
+  installStepElement,
+  outline,
+  locators,
 );

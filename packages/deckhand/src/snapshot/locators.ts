@@ -1,25 +1,31 @@
 // The record-time locator check of an element (injected/locators.ts does the counting in the page):
 // the locators that matched it alone in its frame, and the <iframe> chain above that frame, each
-// link a CSS selector unique in its own parent. One evaluation in the element's frame, plus one
-// per iframe above it.
+// link a CSS selector unique in its own parent. The in-page count is made with the element's
+// description when an act finds its element (describe.ts targetAt: no evaluation of its own);
+// otherwise one evaluation in the element's frame. Plus one per iframe above it.
 
 import type { Frame } from "../browser/frame.ts";
 import type { ElementHandle } from "../browser/injected-script.ts";
 import type { StepLocators } from "../types.ts";
-import { locatorScript } from "./in-page.ts";
+import { outlineScript } from "./in-page.ts";
+import type { Locators } from "./injected/locators.ts";
+
+/** What the in-page check found for one element, before the frame chain and the secrets. */
+export type Located = ReturnType<Locators["locate"]>;
 
 /**
- * What locators address the element behind `handle` and nothing else. `shows`: whether a text
+ * What locators address the element and nothing else: `located`, what the in-page check found
+ * when the element was described, or else asked for now on `handle()`. `shows`: whether a text
  * would show a secret (a variable's value typed into the page can be in a name or a text): such a
  * locator is dropped, so that no exported script holds the value.
  */
 export async function recordLocators(
   frame: Frame,
-  handle: ElementHandle,
+  element: { located?: Located | undefined; handle: () => Promise<ElementHandle> },
   shows: (text: string) => boolean,
 ): Promise<StepLocators> {
   const [own, frames] = await Promise.all([
-    frame.invoke(locatorScript, "locate", handle, []),
+    element.located ?? element.handle().then((handle) => frame.invoke(outlineScript, "locate", handle, [])),
     frameChain(frame),
   ]);
   const { tag } = own;
@@ -45,7 +51,7 @@ async function frameChain(frame: Frame): Promise<string[] | undefined> {
   try {
     const [above, own] = await Promise.all([
       frameChain(parent),
-      parent.invoke(locatorScript, "frameSelector", owner),
+      parent.invoke(outlineScript, "frameSelector", owner),
     ]);
     if (above === undefined || own === null) return undefined;
     return [...above, own];
