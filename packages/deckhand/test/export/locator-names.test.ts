@@ -41,7 +41,7 @@ describe("LOCAL", () => {
       );
       expect(fill.success, fill.message).toBe(true);
       // What the outline shows for the checkbox: the token, not the value.
-      const outline = await dh.observe({ returnAction: false });
+      const outline = await dh.observe();
       expect(JSON.stringify(outline)).not.toContain(CITY);
       const click = await dh.act({
         selector: "#deliver",
