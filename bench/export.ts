@@ -259,16 +259,6 @@ const ORDINARY: Case[] = [
     ],
   },
   {
-    name: "hover menu (hover.html)",
-    path: "hover.html",
-    group: "ordinary",
-    shows: ["Settings chosen"],
-    steps: [
-      on("open the account menu", /StaticText: Account|generic: Account|Account/, "hover"),
-      on("open the settings", /link: Settings/),
-    ],
-  },
-  {
     name: "icon buttons (svg-button.html)",
     path: "svg-button.html",
     group: "ordinary",

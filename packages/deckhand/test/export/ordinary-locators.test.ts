@@ -122,6 +122,48 @@ const PAGES: { path: string; steps: Step[] }[] = [
       { line: /button: Slotted button/, expect: role("button", "Slotted button") },
     ],
   },
+
+  {
+    path: "roles.html",
+    steps: [
+      { line: /textbox: Name/, method: "fill", args: ["Ada"], expect: role("textbox", "Name") },
+      { line: /textbox: Email here/, method: "fill", args: ["a@b.c"], expect: role("textbox", "Email here") },
+      { line: /combobox: S1/, method: "selectOption", args: ["Two"], expect: role("combobox", "S1") },
+      { line: /button: Btn/, expect: role("button", "Btn") },
+      { line: /button: Close/, expect: role("button", "Close") },
+    ],
+  },
+  {
+    path: "dialog.html",
+    steps: [
+      { line: /button: Open dialog/, expect: role("button", "Open dialog") },
+      { line: /textbox: Name/, method: "fill", args: ["Grace"], expect: role("textbox", "Name") },
+      { line: /button: Save/, expect: role("button", "Save") },
+    ],
+  },
+  {
+    path: "actions.html",
+    steps: [
+      { line: /button: Rename/, method: "doubleClick", expect: role("button", "Rename") },
+      { line: /button: Help/, method: "hover", expect: role("button", "Help") },
+    ],
+  },
+  {
+    path: "keyboard.html",
+    steps: [{ line: /textbox: Text/, method: "press", args: ["Enter"], expect: role("textbox", "Text") }],
+  },
+  {
+    path: "shadow/open.html",
+    steps: [
+      {
+        line: /textbox: Shadow input/,
+        method: "fill",
+        args: ["deep"],
+        expect: role("textbox", "Shadow input"),
+      },
+      { line: /button: Open shadow button/, expect: role("button", "Open shadow button") },
+    ],
+  },
 ];
 
 describe("LOCAL: ordinary fixture pages", () => {
