@@ -1,11 +1,14 @@
-// export: runs recorded with the scripted model on the export fixture pages (a form, a custom
-// dropdown, an out-of-process iframe, an open shadow root, a new tab, a login with a variable, 200
-// identical buttons, a closed shadow root) and on the hard pages (a cross-site frame inside a
-// cross-site frame, a button three shadow roots deep, a 5,000-element page), each exported as a
-// Playwright spec and run with the real @playwright/test runner on the system's Chromium.
-// Measured: the share of exported steps that use a user-facing locator (getByRole, getByLabel,
-// getByPlaceholder, getByText, getByTestId), the share of specs that pass unchanged, and the time
-// exportScript takes for a 100-step session (biome's formatting included).
+// export: runs recorded with the scripted model, each exported as a Playwright spec and run with the
+// real @playwright/test runner on the system's Chromium. Two groups of pages: the edge cases the
+// export was written for (its own fixture pages: a form, an out-of-process iframe, an open shadow
+// root, a login with a variable, 200 identical buttons, a closed shadow root; and the hard pages: a
+// cross-site frame inside a cross-site frame, a button three shadow roots deep, a 5,000-element
+// page), and the project's ordinary fixture pages used as a person would (a sign-in form, every
+// input type, selects, a dialog, pointer actions, editors, keys, icon buttons, name rules, roles,
+// shadow roots, frames). Measured: the share of exported steps that use a user-facing locator
+// (getByRole, getByLabel, getByPlaceholder, getByText, getByTestId) over all steps and per group,
+// the share of specs that pass unchanged, and the time exportScript takes for a 100-step session
+// (biome's formatting included).
 
 import {
   beaconsSince,
