@@ -367,6 +367,8 @@ async function runCase(
   let rows: readonly RecordedRow[];
   let spec: string;
   let recorded: string[];
+  /** What the recorded run was expected to make the page show and did not. */
+  const missing: string[] = [];
   try {
     await dh.page.goto(c.path.includes("://") ? c.path : site.url(c.path));
     const from = site.requests.length;
@@ -388,9 +390,17 @@ async function runCase(
     recorded = beaconsSince(site, from);
     for (const text of c.shows ?? []) {
       // The run really had this effect (read off the page, not the model's word), and the spec
-      // exported with assertExtracts must find it again on the page it drives.
-      const body = await dh.page.evaluate<string>("document.body.textContent ?? ''");
-      if (!body.includes(text)) throw new Error(`${c.name}: the recorded run's page does not show ${text}`);
+      // exported with assertExtracts must find it again on the page it drives. A page may write
+      // its result a moment after the act has returned (a dialog's close event is queued).
+      let body = "";
+      for (let i = 0; i < 50 && !body.includes(text); i++) {
+        if (i) await new Promise((r) => setTimeout(r, 100));
+        body = await dh.page.evaluate<string>("document.body.textContent ?? ''");
+      }
+      if (!body.includes(text)) {
+        missing.push(text);
+        continue;
+      }
       const rule = model.on(match.schemaName("extract"), { extraction: text });
       try {
         await dh.extract(`what the page shows for ${text.split(":")[0]}`);
@@ -413,14 +423,16 @@ async function runCase(
   const stoppedAtFixme = ran.status === 0 && ran.output.includes("1 skipped");
   const sameEffects =
     !c.beacons || JSON.stringify(beaconsSince(site, from).sort()) === JSON.stringify([...recorded].sort());
-  const passed = ran.status === 0 && ran.output.includes("1 passed") && sameEffects;
-  const note = passed
-    ? "passed"
-    : stoppedAtFixme
-      ? "stopped at its test.fixme"
-      : ran.status !== 0
-        ? `failed: ${ran.output.split("\n").find((l) => /Error|expect|Timeout/.test(l)) ?? "see the runner"}`
-        : "other page effects than the recorded run";
+  const passed = ran.status === 0 && ran.output.includes("1 passed") && sameEffects && missing.length === 0;
+  const note = missing.length
+    ? `the recorded run did not show ${missing.join(", ")}`
+    : passed
+      ? "passed"
+      : stoppedAtFixme
+        ? "stopped at its test.fixme"
+        : ran.status !== 0
+          ? `failed: ${ran.output.split("\n").find((l) => /Error|expect|Timeout/.test(l)) ?? "see the runner"}`
+          : "other page effects than the recorded run";
   if (spec.includes(PASSWORD)) throw new Error(`${c.name}: the variable's value is in the exported spec`);
   if (!passed && process.env.DECKHAND_BENCH_EXPORT_DEBUG) console.error(`${c.name}\n${spec}\n${ran.output}`);
   return {
