@@ -3,7 +3,7 @@
 // that each XPath still leads to the element recorded); a step whose element is gone is found again
 // by the model from its description (self-heal), and the program prints that it was.
 
-import { envName, type ScriptPlan, valueCode, variableTokens } from "./steps.ts";
+import { envName, type ScriptPlan, VARIABLE_HELPER, valueCode, variableTokens } from "./steps.ts";
 
 const str = (text: string) => JSON.stringify(text);
 const comment = (text: string) => `// ${text.replace(/\s+/g, " ").trim()}`;
@@ -76,13 +76,7 @@ export function deckhandScript(plan: ScriptPlan, header: string[]): string {
     "",
     'import { type Action, Deckhand, type Page } from "deckhand";',
     "",
-    "/** A variable of the run, read from the environment (its value is never written here). */",
-    "function variable(name: string): string {",
-    "  const value = process.env[name];",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
-    "  if (value === undefined) throw new Error(`Set the environment variable ${name}: the run used it.`);",
-    "  return value;",
-    "}",
+    ...VARIABLE_HELPER,
     "",
     "// The model is asked only when a step's element is gone (self-heal); an unchanged page needs none.",
     "const dh = new Deckhand({",

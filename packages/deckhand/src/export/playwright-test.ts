@@ -4,7 +4,7 @@
 // safely becomes a test.fixme with the reason, never a locator that might hit another element.
 
 import type { StepLocator, StepLocators } from "../types.ts";
-import { type ScriptPlan, type ScriptStep, valueCode, variableTokens } from "./steps.ts";
+import { type ScriptPlan, type ScriptStep, VARIABLE_HELPER, valueCode, variableTokens } from "./steps.ts";
 
 export interface PlaywrightOptions {
   /** Each extract becomes an expect that the page shows what was extracted. */
@@ -173,16 +173,7 @@ export function playwrightTest(plan: ScriptPlan, header: string[], options: Play
   const imports = usesExpect ? "expect, test" : "test";
   const lines = [...header.map((h) => comment(h)), "", `import { ${imports} } from "@playwright/test";`, ""];
   if (used.size > 0) {
-    lines.push(
-      "/** A variable of the run, read from the environment (its value is never written here). */",
-      "function variable(name: string): string {",
-      "  const value = process.env[name];",
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
-      "  if (value === undefined) throw new Error(`Set the environment variable ${name}: the run used it.`);",
-      "  return value;",
-      "}",
-      "",
-    );
+    lines.push(...VARIABLE_HELPER, "");
   }
   const fixtures = usesContext ? "{ page, context }" : "{ page }";
   lines.push(`test("recorded run", async (${fixtures}) => {`);

@@ -227,3 +227,17 @@ export function valueCode(text: string, used: Set<string>): string {
     .replace(/^/, "`")
     .replace(/$/, "`");
 }
+
+/**
+ * The generated scripts' helper that reads a variable of the run from the environment, as lines of
+ * code (both formats write it; its value is never written into a script).
+ */
+export const VARIABLE_HELPER: readonly string[] = [
+  "/** A variable of the run, read from the environment (its value is never written here). */",
+  "function variable(name: string): string {",
+  "  const value = process.env[name];",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal of the generated code
+  "  if (value === undefined) throw new Error(`Set the environment variable ${name}: the run used it.`);",
+  "  return value;",
+  "}",
+];
