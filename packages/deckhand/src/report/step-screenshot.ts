@@ -22,23 +22,41 @@ interface MaskState {
   undo: Map<string, () => void>;
   /** Fields masked now: how many masks hold each, and its own style to give back. */
   fields: Map<Element, { holders: number; value: string; priority: string }>;
+  /** What each mask covers of the page's text: the text nodes and the offsets in them. */
+  covered?: Map<string, Map<Node, Set<number>>>;
 }
 
 /**
  * Hides `secrets` on the page (see above) until unmaskSecrets(id). Masks may overlap (two captures
  * of one page): a field gets its own style back when the last mask holding it is undone.
  */
-function maskSecrets(args: { id: string; secrets: string[]; minSubstring: number; minText: number }): number {
-  const { id, secrets, minSubstring, minText } = args;
+function maskSecrets(args: {
+  id: string;
+  secrets: string[];
+  minSubstring: number;
+  minText: number;
+  /** Only count what shows a value and mask `id` does not cover (the page changed since). */
+  check?: boolean;
+}): number {
+  const { id, secrets, minSubstring, minText, check } = args;
   const host = window as unknown as { __deckhandMasks?: MaskState };
   host.__deckhandMasks ??= { undo: new Map(), fields: new Map() };
   const state = host.__deckhandMasks;
+  state.covered ??= new Map();
+  const covered = check
+    ? (state.covered.get(id) ?? new Map<Node, Set<number>>())
+    : new Map<Node, Set<number>>();
   const undo: (() => void)[] = [];
   let hidden = 0;
+  let uncovered = 0;
   const PROPERTY = "-webkit-text-security";
   for (const field of Array.from(document.querySelectorAll("input, textarea")) as HTMLInputElement[]) {
     const value = field.value;
     if (!value || !secrets.some((secret) => value.includes(secret))) continue;
+    if (check) {
+      if (!state.fields.has(field)) uncovered++;
+      continue;
+    }
     let held = state.fields.get(field);
     if (!held) {
       held = {
@@ -63,6 +81,25 @@ function maskSecrets(args: { id: string; secrets: string[]; minSubstring: number
   const highlights = (CSS as unknown as { highlights?: Map<string, unknown> }).highlights;
   const HighlightClass = (window as unknown as { Highlight?: new () => { add(range: Range): void } })
     .Highlight;
+  if (check) {
+    // The same walk as below, counting what the mask's ranges do not cover.
+    if (words.length === 0 && anywhere.length === 0) return uncovered;
+    const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
+    const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.nodeValue ?? "";
+      for (const secret of [...anywhere, ...words]) {
+        let at = text.indexOf(secret);
+        while (at >= 0) {
+          const whole =
+            secret.length >= minSubstring || (!isWord(text[at - 1]) && !isWord(text[at + secret.length]));
+          if (whole && !covered.get(node)?.has(at)) uncovered++;
+          at = text.indexOf(secret, at + secret.length);
+        }
+      }
+    }
+    return uncovered;
+  }
   if (highlights && HighlightClass && (words.length > 0 || anywhere.length > 0)) {
     const highlight = new HighlightClass();
     const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
@@ -79,6 +116,9 @@ function maskSecrets(args: { id: string; secrets: string[]; minSubstring: number
             range.setStart(node, at);
             range.setEnd(node, at + secret.length);
             highlight.add(range);
+            const offsets = covered.get(node) ?? new Set<number>();
+            offsets.add(at);
+            covered.set(node, offsets);
             hidden++;
           }
           at = text.indexOf(secret, at + secret.length);
@@ -95,6 +135,8 @@ function maskSecrets(args: { id: string; secrets: string[]; minSubstring: number
       document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => s !== sheet);
     });
   }
+  state.covered.set(id, covered);
+  undo.push(() => state.covered?.delete(id));
   state.undo.set(id, () => {
     for (const step of undo) step();
   });
@@ -163,7 +205,24 @@ export async function captureStepScreenshot(
           masked.push(frame);
         }),
       );
-      return await captureNow(page, settings.quality ?? 60);
+      const picture = await captureNow(page, settings.quality ?? 60);
+      // The page may have changed between its masking and the capture (its own script, or a busy
+      // machine widening the gap): a value shown since, which no mask covered, may be in the
+      // picture. Then there is no picture (a frame that appeared meanwhile is not masked either).
+      const now = page.frames().filter((f) => f.hasDocument && !f.detached);
+      if (now.some((frame) => !masked.includes(frame)) && secrets.length > 0) return null;
+      const uncovered = await Promise.all(
+        masked.map((frame) =>
+          frame.evaluate(maskSecrets, {
+            id: maskId,
+            secrets: [...secrets],
+            minSubstring: MIN_SUBSTRING_SECRET,
+            minText: MIN_TEXT_SECRET,
+            check: true,
+          }),
+        ),
+      );
+      return uncovered.some((n) => n > 0) ? null : picture;
     } finally {
       await Promise.all(masked.map((frame) => frame.evaluate(unmaskSecrets, maskId).catch(() => undefined)));
     }

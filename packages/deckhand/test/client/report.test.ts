@@ -113,6 +113,40 @@ describe("report option", () => {
 });
 
 describe("a step's screenshot", () => {
+  it("with values to hide, is not taken when the page shows one the mask did not cover", async () => {
+    const secret = "Zanzibar-4417-Quokka";
+    const dh = await startDeckhand();
+    try {
+      const page = dh.context.activePage()!;
+      await page.goto(site.url("actions.html"));
+      // Shown before the capture: masked, and the picture is taken.
+      await page.evaluate((value: string) => {
+        const shown = document.createElement("p");
+        shown.textContent = value;
+        document.body.append(shown);
+      }, secret);
+      expect((await captureStepScreenshot(page, { secrets: [secret] }))?.length).toBeGreaterThan(1000);
+      // The page shows it again the moment the mask is put on (as a page's own script may, between
+      // the masking and the capture): that one is not covered, so there is no picture at all.
+      await page.evaluate((value: string) => {
+        const own = Object.getOwnPropertyDescriptor(Document.prototype, "adoptedStyleSheets")!;
+        Object.defineProperty(document, "adoptedStyleSheets", {
+          configurable: true,
+          get: () => own.get!.call(document),
+          set: (sheets: CSSStyleSheet[]) => {
+            own.set!.call(document, sheets);
+            const late = document.createElement("p");
+            late.textContent = value;
+            document.body.append(late);
+          },
+        });
+      }, secret);
+      expect(await captureStepScreenshot(page, { secrets: [secret] })).toBeNull();
+    } finally {
+      await dh.close();
+    }
+  });
+
   it("is given up, not taken of the next page, when the tab navigates while it is taken", async () => {
     const dh = await startDeckhand();
     try {
