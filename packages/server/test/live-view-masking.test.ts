@@ -9,6 +9,7 @@
 // page-mode CDP proxy (what debugUrl's front end connects to) once the value was typed.
 
 import { match } from "@deckhand/testkit";
+import type { Page as DeckhandPage } from "deckhand";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -123,6 +124,27 @@ async function look(
   );
 }
 
+/** Where echo-big.html's echo of the value will be (as wide as the value in that font), and its marker. */
+function echoGeometry(page: DeckhandPage) {
+  return page.evaluate((secret: string) => {
+    const hello = document.getElementById("hello")!;
+    hello.textContent = secret;
+    const range = document.createRange();
+    range.selectNodeContents(hello);
+    const r = range.getBoundingClientRect();
+    hello.textContent = "";
+    const d = document.getElementById("done")!;
+    d.style.display = "block";
+    const m = d.getBoundingClientRect();
+    d.style.display = "none";
+    return {
+      viewportWidth: window.innerWidth,
+      text: { x: r.x, y: r.y, width: r.width, height: r.height },
+      marker: { x: m.x + 10, y: m.y + 10, width: m.width - 20, height: m.height - 20 },
+    };
+  }, SECRET);
+}
+
 describe("variable values in the live view", () => {
   it("no frame a viewer receives shows a value typed key by key, during the typing or after it", async () => {
     const started = await ok<{ sessionId: string; sessionUrl: string }>(
@@ -132,23 +154,7 @@ describe("variable values in the live view", () => {
     await ok(await svc.op(id, "navigate", { url: fx.site.url("echo-big.html") }));
     const page = svc.service.sessions.get(id)!.dh.context.activePage()!;
     // Where the echo's text will be (as wide as the value in that font) and the marker.
-    const geometry = await page.evaluate((secret: string) => {
-      const hello = document.getElementById("hello")!;
-      hello.textContent = secret;
-      const range = document.createRange();
-      range.selectNodeContents(hello);
-      const r = range.getBoundingClientRect();
-      hello.textContent = "";
-      const d = document.getElementById("done")!;
-      d.style.display = "block";
-      const m = d.getBoundingClientRect();
-      d.style.display = "none";
-      return {
-        viewportWidth: window.innerWidth,
-        text: { x: r.x, y: r.y, width: r.width, height: r.height },
-        marker: { x: m.x + 10, y: m.y + 10, width: m.width - 20, height: m.height - 20 },
-      };
-    }, SECRET);
+    const geometry = await echoGeometry(page);
 
     // The check sees the value when it is shown: a plain capture of the page with the value echoed
     // (taken before anyone watches, so that no mask can be on) has glyphs there.
@@ -248,23 +254,7 @@ describe("variable values in the live view", () => {
     const id = started.sessionId;
     await ok(await svc.op(id, "navigate", { url: fx.site.url("echo-big.html") }));
     const page = svc.service.sessions.get(id)!.dh.context.activePage()!;
-    const geometry = await page.evaluate((secret: string) => {
-      const hello = document.getElementById("hello")!;
-      hello.textContent = secret;
-      const range = document.createRange();
-      range.selectNodeContents(hello);
-      const r = range.getBoundingClientRect();
-      hello.textContent = "";
-      const d = document.getElementById("done")!;
-      d.style.display = "block";
-      const m = d.getBoundingClientRect();
-      d.style.display = "none";
-      return {
-        viewportWidth: window.innerWidth,
-        text: { x: r.x, y: r.y, width: r.width, height: r.height },
-        marker: { x: m.x + 10, y: m.y + 10, width: m.width - 20, height: m.height - 20 },
-      };
-    }, SECRET);
+    const geometry = await echoGeometry(page);
     fx.model.on(match.schemaName("act"), (request) => ({
       elementId: idOf(request.text, /textbox: Name/),
       method: "type",
