@@ -3,7 +3,7 @@
 // model, and a way to find every Chrome process this service started.
 
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -300,5 +300,21 @@ export async function eventually(
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The pid of the pool browser a session runs in. */
+export function browserPid(svc: LiveService, id: string): number {
+  const pid = svc.service.sessions.get(id)?.cdp.browser.launched?.pid;
+  if (!pid) throw new Error(`session ${id} has no pool browser`);
+  return pid;
+}
+
+/** Whether a process runs (not gone, not a zombie), from /proc. */
+export function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
   }
 }

@@ -6,7 +6,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { liveChromeProcesses } from "@deckhand/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  alive,
   browserContextsOf,
+  browserPid,
   cdpCall,
   eventually,
   type Fixtures,
@@ -23,20 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
 });
-
-function browserPid(svc: LiveService, id: string): number {
-  const pid = svc.service.sessions.get(id)?.cdp.browser.launched?.pid;
-  if (!pid) throw new Error(`session ${id} has no pool browser`);
-  return pid;
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
 
 function parentOf(pid: number): number | undefined {
   try {

@@ -2,9 +2,10 @@
 // default), and with --isolation session no two sessions do. A tenant whose browser crashes, or is
 // killed, loses only its own sessions: the others keep answering, with their pages and cookies.
 
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  alive,
+  browserPid,
   eventually,
   type Fixtures,
   type LiveService,
@@ -20,21 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
 });
-
-function browserPid(svc: LiveService, id: string): number {
-  const pid = svc.service.sessions.get(id)?.cdp.browser.launched?.pid;
-  if (!pid) throw new Error(`session ${id} has no pool browser`);
-  return pid;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\d+ \(.*\) [ZX]/.test(stat);
-  } catch {
-    return false;
-  }
-}
 
 async function status(svc: LiveService, id: string, key: string): Promise<number> {
   return (await svc.op(id, "extract", {}, { key })).status;
