@@ -81,9 +81,8 @@ function maskSecrets(args: {
   const highlights = (CSS as unknown as { highlights?: Map<string, unknown> }).highlights;
   const HighlightClass = (window as unknown as { Highlight?: new () => { add(range: Range): void } })
     .Highlight;
-  if (check) {
-    // The same walk as below, counting what the mask's ranges do not cover.
-    if (words.length === 0 && anywhere.length === 0) return uncovered;
+  // Every whole occurrence of a value in the page's text (by the library's rule for short values).
+  const eachShown = (visit: (node: Node, at: number, length: number) => void) => {
     const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
     const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
@@ -91,40 +90,33 @@ function maskSecrets(args: {
       for (const secret of [...anywhere, ...words]) {
         let at = text.indexOf(secret);
         while (at >= 0) {
-          const whole =
-            secret.length >= minSubstring || (!isWord(text[at - 1]) && !isWord(text[at + secret.length]));
-          if (whole && !covered.get(node)?.has(at)) uncovered++;
+          if (secret.length >= minSubstring || (!isWord(text[at - 1]) && !isWord(text[at + secret.length])))
+            visit(node, at, secret.length);
           at = text.indexOf(secret, at + secret.length);
         }
       }
     }
+  };
+  if (check) {
+    // What the mask's ranges do not cover.
+    if (words.length > 0 || anywhere.length > 0)
+      eachShown((node, at) => {
+        if (!covered.get(node)?.has(at)) uncovered++;
+      });
     return uncovered;
   }
   if (highlights && HighlightClass && (words.length > 0 || anywhere.length > 0)) {
     const highlight = new HighlightClass();
-    const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
-    const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const text = node.nodeValue ?? "";
-      for (const secret of [...anywhere, ...words]) {
-        let at = text.indexOf(secret);
-        while (at >= 0) {
-          const whole =
-            secret.length >= minSubstring || (!isWord(text[at - 1]) && !isWord(text[at + secret.length]));
-          if (whole) {
-            const range = document.createRange();
-            range.setStart(node, at);
-            range.setEnd(node, at + secret.length);
-            highlight.add(range);
-            const offsets = covered.get(node) ?? new Set<number>();
-            offsets.add(at);
-            covered.set(node, offsets);
-            hidden++;
-          }
-          at = text.indexOf(secret, at + secret.length);
-        }
-      }
-    }
+    eachShown((node, at, length) => {
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + length);
+      highlight.add(range);
+      const offsets = covered.get(node) ?? new Set<number>();
+      offsets.add(at);
+      covered.set(node, offsets);
+      hidden++;
+    });
     const name = `deckhand-mask-${id}`;
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(`::highlight(${name}){color:transparent;background-color:#555}`);
