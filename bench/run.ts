@@ -29,6 +29,7 @@ import { remoteSuite } from "./remote.ts";
 import { schemaSuite } from "./schema.ts";
 import { sessionStartSuite } from "./session-start.ts";
 import { sloppySuite } from "./sloppy.ts";
+import { slowPathsSuite } from "./slow-paths.ts";
 import { snapshotSuite } from "./snapshot.ts";
 import { soakSuite } from "./soak.ts";
 import { browserProcessCount, leftBehind, profileDirCount } from "./support/browser.ts";
@@ -60,6 +61,7 @@ const SUITES: Suite[] = [
   soakSuite,
   sloppySuite,
   exportSuite,
+  slowPathsSuite,
 ];
 
 interface Args {
