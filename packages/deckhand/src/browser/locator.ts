@@ -33,6 +33,7 @@ import type { ElementHandle } from "./injected-script.ts";
 import type { ClickOptions } from "./input.ts";
 import type { Page } from "./page.ts";
 import { describeStep, parseDeepSelector, parseSelectorStep, type SelectorStep } from "./selectors.ts";
+import { CoverWatch } from "./still-cover.ts";
 
 export const DEFAULT_ACTION_TIMEOUT = 5_000;
 
@@ -360,6 +361,7 @@ export class Locator {
     checkEnabled: boolean,
   ): Promise<{ x: number; y: number }> {
     let last: PointResult | undefined;
+    let covers: CoverWatch | undefined;
     for (let attempt = 0; ; attempt++) {
       // A retry never starts after the deadline: a click that waited too long must not land late.
       if (attempt > 0 && Date.now() >= a.until)
@@ -391,6 +393,10 @@ export class Locator {
         } else {
           last = point;
           if (point.reason === "detached") this.unpin(el);
+          // A cover that stays put on a page where nothing happens will not go away by itself.
+          covers ??= new CoverWatch(el.frame);
+          if (point.reason === "covered" && covers.still(point.detail, point.cover))
+            throw new ServiceClickError(this.selector, explain(last), failureOf(last));
         }
       } catch (error) {
         // The target's handle outlived its document (the frame navigated): look the selector up.

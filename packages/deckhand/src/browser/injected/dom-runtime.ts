@@ -28,7 +28,22 @@ export interface ClickPoint {
 
 export type PointResult =
   | ({ ok: true } & ClickPoint)
-  | { ok: false; reason: "detached" | "not-visible" | "covered" | "disabled"; detail?: string };
+  | {
+      ok: false;
+      reason: "detached" | "not-visible" | "covered" | "disabled";
+      detail?: string;
+      cover?: CoverState;
+    };
+
+/**
+ * What a covered element's page looked like (see still-cover.ts): where the cover is and how many
+ * changes the document has had, and whether anything under way (a request, a young document's
+ * timer, an animation) may yet move it.
+ */
+export interface CoverState {
+  scene: string;
+  busy: boolean;
+}
 
 export interface ElementState {
   connected: boolean;
@@ -244,7 +259,20 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
       }
     }
     if (!hitBy) return { ok: false, reason: "not-visible" };
-    return { ok: false, reason: "covered", detail: describe(hitBy) };
+    return { ok: false, reason: "covered", detail: describe(hitBy), cover: coverState(hitBy) };
+  }
+
+  function coverState(cover: Element): CoverState {
+    const r = cover.getBoundingClientRect();
+    const q = quietness.quiet();
+    return {
+      scene: `${Math.round(r.left)},${Math.round(r.top)},${Math.round(r.width)},${Math.round(r.height)} #${q.changes}`,
+      busy:
+        q.readyState === "loading" ||
+        q.requests > 0 ||
+        q.timersDue !== null ||
+        document.getAnimations().some((a) => a.playState === "running"),
+    };
   }
 
   /** Where the content box of an iframe starts, in this document's viewport. */
