@@ -95,6 +95,26 @@ export function changedSince(before: PageState, now: PageState): boolean {
   return false;
 }
 
+/**
+ * How long (ms) the page has been calm: no DOM change in any frame, no input of Deckhand's, and
+ * nothing under way that may change it (0 while a request, a navigation, a young document's timer
+ * or a frame's loading is). One round trip per frame.
+ */
+export async function calmFor(page: Page, deadline: Deadline = Deadline.none("calmFor")): Promise<number> {
+  const now = Date.now();
+  if (trafficBusy(page, now)) return 0;
+  const frames = page.frames().filter((f) => f.hasDocument);
+  const checks = await deadline.race(
+    Promise.all(frames.map((f) => f.invoke(domRuntime, "quiet").catch(() => null))),
+  );
+  let calm = now - page.lastInputAt;
+  for (const check of checks) {
+    if (!check || frameWait(check) === "loading") return 0;
+    calm = Math.min(calm, check.sinceChange);
+  }
+  return calm;
+}
+
 /** Whether the page's own traffic says it is busy: DOM-affecting requests or navigations in flight. */
 function trafficBusy(page: Page, now: number): boolean {
   return (

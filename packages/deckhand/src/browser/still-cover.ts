@@ -22,8 +22,12 @@ const reported = new WeakMap<object, Sighting>();
 /** One click's watch over the covers it meets, in one frame. */
 export class CoverWatch {
   private first: (Sighting & { at: number }) | undefined;
+  private readonly frame: object;
 
-  constructor(private readonly frame: object) {}
+  /** `frame`: the frame of the element (the covers a click meets are in its document). */
+  constructor(frame: object) {
+    this.frame = frame;
+  }
 
   /**
    * Whether to report the cover now: it was already reported still here, on the same page; or it

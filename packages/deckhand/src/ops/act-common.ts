@@ -4,6 +4,7 @@
 // step's own element, then the step).
 
 import { targetHandle } from "../browser/element-target.ts";
+import { calmFor } from "../browser/settle.ts";
 import { type Target, targetAt } from "../snapshot/describe.ts";
 import { recordLocators } from "../snapshot/locators.ts";
 import {
@@ -46,6 +47,9 @@ export function failureText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** How long an element that left the page has to come back (a re-render) before it counts as gone. */
+const ELEMENT_RETURN_MS = 500;
+
 /**
  * The element `selector` leads to now, found once (a target the caller releases with
  * releaseTarget), with its role and name and, when `xpath` is asked for, its absolute XPath;
@@ -58,12 +62,24 @@ export async function whatIsAt(
   selector: string,
   options: { xpath: boolean },
 ): Promise<Target | undefined> {
+  const describe = { ...options, locators: true };
+  const look = () => targetAt(ctx.page, selector, { timeout: 0, signal: ctx.deadline.signal }, describe);
   try {
+    try {
+      return await look();
+    } catch {
+      ctx.deadline.check();
+    }
+    // Not there: the page may be re-rendering it, so it gets up to ELEMENT_RETURN_MS of the page's
+    // calm to come back. A page calm for that long already will not bring it back by itself:
+    // waiting there would only delay the self-heal.
+    const wait = ELEMENT_RETURN_MS - (await calmFor(ctx.page, ctx.deadline));
+    if (wait <= 0) return undefined;
     return await targetAt(
       ctx.page,
       selector,
-      { timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal },
-      { ...options, locators: true },
+      { timeout: ctx.deadline.cap(wait), signal: ctx.deadline.signal },
+      describe,
     );
   } catch (error) {
     ctx.deadline.check();
