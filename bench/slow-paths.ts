@@ -95,7 +95,8 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
         button.replaceWith(wrapper);
         wrapper.append(button);
       });
-      await sleep(300);
+      // The move is over half a second old (an action observed earlier, a page that re-rendered).
+      await sleep(600);
       const { value, ms } = await timed(() => dh!.act(action!));
       if (!value.success || !value.message.includes("Self-healed"))
         throw new Error(`the self-heal did not happen: ${value.message}`);
