@@ -16,7 +16,7 @@ interface Sighting {
   scene: string;
 }
 
-/** The still cover last reported per frame (per document: a frame's new document changes the count). */
+/** The still cover last reported per frame (its scene names the document it was seen in). */
 const reported = new WeakMap<object, Sighting>();
 
 /** One click's watch over the covers it meets, in one frame. */

@@ -266,7 +266,8 @@ export function installDomRuntime(shadow: ShadowAccess, xpaths: XPathAccess, qui
     const r = cover.getBoundingClientRect();
     const q = quietness.quiet();
     return {
-      scene: `${Math.round(r.left)},${Math.round(r.top)},${Math.round(r.width)},${Math.round(r.height)} #${q.changes}`,
+      // The document's own start time tells one document from the next the frame shows.
+      scene: `${Math.round(r.left)},${Math.round(r.top)},${Math.round(r.width)},${Math.round(r.height)} #${q.changes} @${performance.timeOrigin}`,
       busy:
         q.readyState === "loading" ||
         q.requests > 0 ||
