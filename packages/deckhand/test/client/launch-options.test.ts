@@ -211,15 +211,18 @@ describe("port", () => {
 });
 
 describe("userDataDir and viewport", () => {
-  test("a cookie set in one run is there in the next run on the same userDataDir", async () => {
+  test("a cookie and localStorage written just before close() are there in the next run on the same userDataDir", async () => {
     const dir = await mkdtemp(join(tmpdir(), "deckhand-test-userdata-"));
     try {
       await withDeckhand(await startDeckhand({ userDataDir: dir }), async (dh) => {
         await dh.page.goto(site.url("/set-cookie?name=flavour&value=oatmeal"));
+        // Chrome writes localStorage to disk in batches, later: only a clean shutdown keeps this.
+        await dh.page.evaluate(() => localStorage.setItem("topping", "raisins"));
       });
       await withDeckhand(await startDeckhand({ userDataDir: dir }), async (dh) => {
         await dh.page.goto(site.url("/echo-cookies"));
         expect(await dh.page.locator("#cookies").textContent()).toContain("flavour=oatmeal");
+        expect(await dh.page.evaluate(() => localStorage.getItem("topping"))).toBe("raisins");
       });
       expect(await waitForNoChrome(dir)).toEqual([]);
     } finally {
