@@ -103,19 +103,27 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       if (i > 0) healed.push(ms); // the first is a warm-up
     }
 
-    // 3. observe on nested out-of-process iframes (127.0.0.1 > 127.0.0.2 > 127.0.0.3): the first
-    // call right after goto(), and a call on the same page once it has been quiet for 1.5 s.
+    // 3. observe on nested out-of-process iframes (127.0.0.1 > 127.0.0.2 > 127.0.0.3), each run in
+    // a new instance as a script starts: the first call right after the first goto(), and a call on
+    // the same page once it has been quiet for 1.5 s.
     const nestedReps = ctx.reps(10, 4);
     const nestedFirst: number[] = [];
     const nestedQuiet: number[] = [];
     for (let i = 0; i < nestedReps; i++) {
       ctx.progress(`slow-paths: observe in nested cross-site frames, run ${i + 1} of ${nestedReps}`);
-      await page.goto(site.url("frames/nested-cross.html"));
-      const first = await timed(() => dh!.observe("find the child button"));
-      if (first.value.length !== 1) throw new Error("observe found nothing in the nested frames");
-      nestedFirst.push(first.ms);
-      await sleep(1_500);
-      nestedQuiet.push((await timed(() => dh!.observe("find the child button"))).ms);
+      const fresh = await startDeckhand({
+        model: { modelName: "gpt-4.1-mini", apiKey: "sk-bench", baseURL: model.baseURL },
+      });
+      try {
+        await fresh.page.goto(site.url("frames/nested-cross.html"));
+        const first = await timed(() => fresh.observe("find the child button"));
+        if (first.value.length !== 1) throw new Error("observe found nothing in the nested frames");
+        nestedFirst.push(first.ms);
+        await sleep(1_500);
+        nestedQuiet.push((await timed(() => fresh.observe("find the child button"))).ms);
+      } finally {
+        await fresh.close();
+      }
     }
 
     const coveredSummary = summarize(covered);
@@ -145,7 +153,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
           "2 (ask, ask again)",
         ],
         row("act(action) self-heal of a moved element", healSummary, "reference 348"),
-        row("observe, nested cross-site frames, right after goto()", firstSummary, "no 1.2 s runs"),
+        row("observe, nested cross-site frames, right after the first goto()", firstSummary, "no 1.2 s runs"),
         row("observe, nested cross-site frames, page quiet 1.5 s", quietSummary, ""),
         ["  each run right after goto()", nestedFirst.map((ms) => fmtMs(ms)).join(", "), "", "", "", ""],
       ],
