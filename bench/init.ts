@@ -272,6 +272,19 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
 
   const initTarget = checkTarget("init() median", init.median, "ms", "<=", 250);
   const closeTarget = checkTarget("close() median, temporary profile", close.median, "ms", "<=", 30);
+  // Issue 21 part 6: init() against raw Chromium's start (both medians, the runs alternate), and
+  // close() on the caller's own profile.
+  const ratio = init.median / rawStart.median;
+  // In percent: a target's limit is printed as a whole number unless it is in ms.
+  const ratioTarget = checkTarget(
+    "init() / raw Chromium start, medians",
+    Math.round(ratio * 100),
+    "%",
+    "<=",
+    150,
+  );
+  const ownClose = summarize(own.map((o) => o.closeMs));
+  const ownCloseTarget = checkTarget("close() median, own userDataDir", ownClose.median, "ms", "<=", 100);
   const shellTarget = checkTarget("processes naming the profile after close()", mentionsLeft, "", "==", 0);
   const twoTabs = samples.filter((s) => s.tabs > 1);
   const oneTab = samples.filter((s) => s.tabs === 1);
@@ -292,11 +305,19 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       row("init(), own userDataDir", summarize(own.map((o) => o.initMs)), "orientation"),
       row(
         "close(), own userDataDir (clean shutdown)",
-        summarize(own.map((o) => o.closeMs)),
-        `processes left: ${own.reduce((n, o) => n + o.left, 0)}`,
+        ownClose,
+        `${ownCloseTarget.target}: ${ownCloseTarget.met ? "yes" : "NO"}; processes left: ${own.reduce((n, o) => n + o.left, 0)}`,
       ),
       row("raw Chromium: spawn -> DevTools endpoint", rawStart, "orientation"),
       row("raw Chromium: SIGKILL -> exited, rm profile", rawStop, "orientation"),
+      [
+        "init() / raw Chromium start (medians)",
+        `${ratio.toFixed(2)}x`,
+        "",
+        "",
+        "",
+        `${ratioTarget.target}: ${ratioTarget.met ? "yes" : "NO"}`,
+      ],
       row(`init() with ${NO_OMNIBOX_ARGS[0]}`, summarize(variant.map((s) => s.initMs)), "orientation"),
       row("  its connect step", summarize(variant.map((s) => s.connectMs)), "orientation"),
       ["first (cold) init(), then close()", fmtMs(first.initMs), "", "", "", `close ${fmtMs(first.closeMs)}`],
@@ -367,7 +388,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       `${fmtMs(summarize(variant.map((s) => s.initMs)).median)} ms (median).`;
     out.notes.push(`init() misses its target. ${initTarget.comment}`);
   }
-  out.targets.push(initTarget, closeTarget, procTarget, shellTarget, dirTarget);
+  out.targets.push(initTarget, closeTarget, ownCloseTarget, ratioTarget, procTarget, shellTarget, dirTarget);
   out.figures = {
     reps,
     first,
