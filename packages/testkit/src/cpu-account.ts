@@ -1,0 +1,83 @@
+/**
+ * Per-file CPU accounting for the test suite, on when DECKHAND_TEST_CPU_LOG names a file (each
+ * package's vitest config lists this as a setup file). On a shared machine a file's wall time
+ * says as much about its neighbours as about itself; its CPU time does not. For each test file
+ * this appends one JSON line: the file, its wall time and its CPU seconds.
+ *
+ * The CPU is that of the test's worker and of every process it started (Chromium and its
+ * renderers, servers, CLI processes). As root on Linux with cgroup v1's cpuacct, the worker moves
+ * itself into a cpuacct group of its own, which counts every descendant, even one that was killed
+ * and reaped by someone else (a killed browser's renderers are). Otherwise it reads
+ * /proc/self/stat: the worker plus the children it reaped itself, which misses a killed browser's
+ * helpers ("source" in the line says which). Without the variable it does nothing.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, expect } from "vitest";
+
+const logFile = process.env.DECKHAND_TEST_CPU_LOG;
+const CPUACCT = "/sys/fs/cgroup/cpuacct";
+// Clock ticks per second of /proc's counters: 100 on every Linux the project runs on.
+const TICKS = 100;
+let parent = CPUACCT;
+
+function procSeconds(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15,
+  // cutime 16, cstime 17.
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
+  return (f[11] + f[12] + f[13] + f[14]) / TICKS;
+}
+
+/** A cpuacct group holding this process (and so everything it starts from now on), or undefined. */
+function ownGroup(): string | undefined {
+  // Under the group the worker is in (a whole run may be in one of its own, which then counts
+  // its files too).
+  const line = readFileSync("/proc/self/cgroup", "utf8").match(/^\d+:cpuacct:(.*)$/m);
+  if (!line) return undefined;
+  parent = join(CPUACCT, line[1]);
+  const dir = join(parent, `deckhand-test-${process.pid}`);
+  try {
+    mkdirSync(dir);
+    writeFileSync(join(dir, "cgroup.procs"), String(process.pid));
+    return dir;
+  } catch {
+    try {
+      rmdirSync(dir);
+    } catch {}
+    return undefined;
+  }
+}
+
+/** Leaves the group and removes it; a process still in it (a leftover) keeps it until exit. */
+function leaveGroup(dir: string): void {
+  try {
+    writeFileSync(join(parent, "cgroup.procs"), String(process.pid));
+    rmdirSync(dir);
+  } catch {
+    process.once("exit", () => {
+      try {
+        rmdirSync(dir);
+      } catch {}
+    });
+  }
+}
+
+if (logFile && existsSync("/proc/self/stat")) {
+  // Counted from here, before the test file is imported: its import and transform are its cost too.
+  const group = existsSync(CPUACCT) ? ownGroup() : undefined;
+  const used = group
+    ? () => Number(readFileSync(join(group, "cpuacct.usage"), "utf8")) / 1e9
+    : procSeconds;
+  const start = { cpu: used(), at: performance.now() };
+  afterAll(() => {
+    const line = {
+      file: String(expect.getState().testPath),
+      wallS: +((performance.now() - start.at) / 1000).toFixed(2),
+      cpuS: +(used() - start.cpu).toFixed(2),
+      source: group ? "cpuacct" : "proc",
+    };
+    if (group) leaveGroup(group);
+    appendFileSync(logFile, `${JSON.stringify(line)}\n`);
+  });
+}
