@@ -14,7 +14,9 @@ function filesAtOnce(): number {
   if (asked === undefined || asked === "") return Math.max(2, availableParallelism() - 1);
   const n = Number(asked);
   if (!Number.isInteger(n) || n < 1)
-    throw new Error(`DECKHAND_TEST_FILES_AT_ONCE must be a whole number of files, 1 or more; got "${asked}".`);
+    throw new Error(
+      `DECKHAND_TEST_FILES_AT_ONCE must be a whole number of files, 1 or more; got "${asked}".`,
+    );
   return n;
 }
 

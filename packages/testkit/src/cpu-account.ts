@@ -25,8 +25,12 @@ function procSeconds(): number {
   const stat = readFileSync("/proc/self/stat", "utf8");
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15,
   // cutime 16, cstime 17.
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number);
-  return (f[11] + f[12] + f[13] + f[14]) / TICKS;
+  const f = stat
+    .slice(stat.lastIndexOf(")") + 2)
+    .split(" ")
+    .map(Number)
+    .slice(11, 15);
+  return f.reduce((sum, ticks) => sum + ticks, 0) / TICKS;
 }
 
 /** A cpuacct group holding this process (and so everything it starts from now on), or undefined. */
@@ -34,7 +38,7 @@ function ownGroup(): string | undefined {
   // Under the group the worker is in (a whole run may be in one of its own, which then counts
   // its files too).
   const line = readFileSync("/proc/self/cgroup", "utf8").match(/^\d+:cpuacct:(.*)$/m);
-  if (!line) return undefined;
+  if (!line?.[1]) return undefined;
   parent = join(CPUACCT, line[1]);
   const dir = join(parent, `deckhand-test-${process.pid}`);
   try {
@@ -66,9 +70,7 @@ function leaveGroup(dir: string): void {
 if (logFile && existsSync("/proc/self/stat")) {
   // Counted from here, before the test file is imported: its import and transform are its cost too.
   const group = existsSync(CPUACCT) ? ownGroup() : undefined;
-  const used = group
-    ? () => Number(readFileSync(join(group, "cpuacct.usage"), "utf8")) / 1e9
-    : procSeconds;
+  const used = group ? () => Number(readFileSync(join(group, "cpuacct.usage"), "utf8")) / 1e9 : procSeconds;
   const start = { cpu: used(), at: performance.now() };
   afterAll(() => {
     const line = {

@@ -91,7 +91,12 @@ export interface ExplicitRunOptions {
 }
 
 /** Opens the case's page, or puts the open one back as it loaded (ExplicitRunOptions.reusePage). */
-async function freshPage(dh: ExplicitClient, pageUrl: string, c: ExplicitCase, reuse: boolean): Promise<void> {
+async function freshPage(
+  dh: ExplicitClient,
+  pageUrl: string,
+  c: ExplicitCase,
+  reuse: boolean,
+): Promise<void> {
   const mouse = dh.page.mouse;
   // The pointer still rests where the previous case left it; once the body is replaced, Chrome
   // sends the new element under it a mouseover, which a hover case would count. It is parked in
