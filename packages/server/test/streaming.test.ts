@@ -1,7 +1,7 @@
 // Server-Sent Events on real operations: the session's log lines while it runs (secrets removed),
 // then finished or error; and a client that hangs up cancelling its operation.
 
-import { match } from "@deckhand/testkit";
+import { holdPage, match } from "@deckhand/testkit";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   eventually,
@@ -197,23 +197,8 @@ describe("a client that disconnects", () => {
     await ok(await svc.op(id, "navigate", { url: before }));
     // A page the server answers only when the test lets it, and whose request the browser drops
     // when it stops loading.
-    let dropped!: () => void;
-    const requestClosed = new Promise<void>((resolve) => {
-      dropped = resolve;
-    });
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => {
-      answer = resolve;
-    });
-    const unroute = fx.site.route("/held.html", async (req, res) => {
-      req.socket.once("close", dropped);
-      await answered;
-      if (!res.destroyed) res.end("<!doctype html><title>Late</title><p>late</p>");
-    });
-    onTestFinished(() => {
-      answer();
-      unroute();
-    });
+    const held = holdPage(fx.site, "/held.html");
+    onTestFinished(held.release);
     const controller = new AbortController();
     const response = await svc.op(
       id,
@@ -246,8 +231,8 @@ describe("a client that disconnects", () => {
       "the cancelled navigate in the replay",
     );
     // The browser let go of the page, and the next operation runs; answered now, it goes nowhere.
-    await requestClosed;
-    answer();
+    await held.dropped;
+    held.answer();
     await ok(await svc.op(id, "extract", {}));
     const dh = svc.service.sessions.get(id)!.dh;
     expect(dh.page.url()).toBe(before);

@@ -3,6 +3,7 @@
 
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
+import { holdPage } from "@deckhand/testkit";
 import { Deckhand, type Page } from "deckhand";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
@@ -141,43 +142,25 @@ describe("goto()", () => {
     await page.goto(before);
     // A page the server answers only when the test lets it: the abort alone can end the wait, and
     // the browser shows it let go by closing the request.
-    let asked!: () => void;
-    const requested = new Promise<void>((resolve) => {
-      asked = resolve;
-    });
-    let dropped!: () => void;
-    const requestClosed = new Promise<void>((resolve) => {
-      dropped = resolve;
-    });
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => {
-      answer = resolve;
-    });
-    const unroute = fx.site.route("/held.html", async (req, res) => {
-      req.socket.once("close", dropped);
-      asked();
-      await answered;
-      if (!res.destroyed) res.end("<!doctype html><title>Late</title><p>late</p>");
-    });
+    const held = holdPage(fx.site, "/held.html");
     try {
       const controller = new AbortController();
       const pending = page
         .goto(fx.site.url("held.html"), { signal: controller.signal })
         .catch((e: unknown) => e);
-      await requested;
+      await held.requested;
       controller.abort();
       const error = await pending;
       expect(error).toMatchObject({ name: "ServiceCancelledError" });
       expect((error as Error).message).toContain("held.html");
       // The page stopped loading: the browser dropped the request. Answered now, it goes nowhere.
-      await requestClosed;
-      answer();
+      await held.dropped;
+      held.answer();
       expect(page.url()).toBe(before);
       expect(await page.locator("#increment").count()).toBe(1);
       expect(await page.goto(fx.site.url("form.html"))).toBe(200);
     } finally {
-      answer();
-      unroute();
+      held.release();
     }
   });
 

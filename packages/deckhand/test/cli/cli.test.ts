@@ -358,7 +358,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     }
   });
 
-  it.concurrent.skipIf(!existsSync("/usr/bin/script"))(
+  it.skipIf(!existsSync("/usr/bin/script")).concurrent(
     "on a terminal, says what it did, the result and the tokens, with progress",
     async () => {
       const args = [...NODE_ARGS, "act", site.url("explicit/login.html"), "check Remember me"];
