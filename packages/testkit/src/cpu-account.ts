@@ -11,7 +11,16 @@
  * /proc/self/stat: the worker plus the children it reaped itself, which misses a killed browser's
  * helpers ("source" in the line says which). Without the variable it does nothing.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 
@@ -40,6 +49,7 @@ function ownGroup(): string | undefined {
   const line = readFileSync("/proc/self/cgroup", "utf8").match(/^\d+:cpuacct:(.*)$/m);
   if (!line?.[1]) return undefined;
   parent = join(CPUACCT, line[1]);
+  sweepGroups();
   const dir = join(parent, `deckhand-test-${process.pid}`);
   try {
     mkdirSync(dir);
@@ -53,17 +63,33 @@ function ownGroup(): string | undefined {
   }
 }
 
-/** Leaves the group and removes it; a process still in it (a leftover) keeps it until exit. */
+/**
+ * Leaves the group and removes it. A browser still exiting keeps it busy for a moment, and a
+ * group cannot be removed while it holds a process: then a detached shell (outside the group)
+ * removes it once it is empty, trying for at most a minute.
+ */
 function leaveGroup(dir: string): void {
   try {
     writeFileSync(join(parent, "cgroup.procs"), String(process.pid));
     rmdirSync(dir);
   } catch {
-    process.once("exit", () => {
-      try {
-        rmdirSync(dir);
-      } catch {}
-    });
+    spawn(
+      "sh",
+      ["-c", 'for i in $(seq 300); do rmdir "$1" 2>/dev/null && exit 0; sleep 0.2; done', "sh", dir],
+      { detached: true, stdio: "ignore" },
+    ).unref();
+  }
+}
+
+/** Removes empty groups an earlier run left (a worker killed before its afterAll). */
+function sweepGroups(): void {
+  for (const name of readdirSync(parent)) {
+    if (!name.startsWith("deckhand-test-")) continue;
+    try {
+      rmdirSync(join(parent, name));
+    } catch {
+      // in use, or not ours to remove
+    }
   }
 }
 
