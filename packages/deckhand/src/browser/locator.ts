@@ -44,6 +44,12 @@ export interface TimeoutOption {
    * reason (a Deckhand error) or ServiceCancelledError, and it sends no input event afterwards.
    */
   signal?: AbortSignal;
+  /**
+   * @internal The operation's deadline (or a step of it): the call runs under it, writes its waits
+   * and retries to its call log, and gives up when its time is over; `timeout` and `signal` are
+   * then not read. Without it the call starts a deadline of its own from them (the public API).
+   */
+  deadline?: Deadline;
 }
 
 export type FilePayload = { name: string; mimeType: string; buffer: Uint8Array };
@@ -83,14 +89,26 @@ export interface ResolvedElement {
 type Miss = { missing: true; step: number; error?: ServiceError };
 
 /**
- * One call's time: `until` bounds its retries (running out is the call's own failure, which names
- * what it waited for), and `deadline` carries the caller's cancellation, which ends any wait at
- * once and is checked before every input event.
+ * One call under its deadline: its time left bounds the retries (running out is the call's own
+ * failure, which names what it waited for, with the call log), and its cancellation ends any wait
+ * at once and is checked before every input event.
  */
 interface Attempt {
   deadline: Deadline;
-  until: number;
-  timeout: number;
+  /** The call's own limit in ms, for messages ("within N ms"), when it has one. */
+  timeout: number | undefined;
+  /** The call started the deadline (the public API) and disposes of it. */
+  owned: boolean;
+}
+
+/** The failures whose message ends with the call log (see deadline.ts explain()). */
+function explains(error: unknown): boolean {
+  return (
+    error instanceof ServiceClickError ||
+    error instanceof ServiceElementNotFoundError ||
+    error instanceof XPathResolutionError ||
+    error instanceof ServiceTimeoutError
+  );
 }
 
 export class Locator {
@@ -258,38 +276,67 @@ export class Locator {
     });
   }
 
-  private notFound(miss: Miss, timeout: number): ServiceError {
+  /** Where a miss happened, for the error and the call log: `(step 2 of 3)`, `at index 1`. */
+  private missed(miss: Miss): string {
+    const step = this.steps[miss.step]!;
+    const where = this.steps.length > 1 ? ` (step ${miss.step + 1} of ${this.steps.length})` : "";
+    const nth = this.index !== 0 && miss.step === this.steps.length - 1 ? ` at index ${this.index}` : "";
+    return `${describeStep(step)}${nth}${where}`;
+  }
+
+  private notFound(miss: Miss, timeout: number | undefined): ServiceError {
     if (miss.error) return miss.error;
     const step = this.steps[miss.step]!;
     const where = this.steps.length > 1 ? ` (step ${miss.step + 1} of ${this.steps.length})` : "";
     const nth = this.index !== 0 && miss.step === this.steps.length - 1 ? ` at index ${this.index}` : "";
+    const within = timeout === undefined ? "" : ` within ${timeout} ms`;
     if (step.kind === "xpath") {
       return new XPathResolutionError(
         this.steps.length > 1 ? this.selector : step.value,
-        `nothing matched${nth}${where} within ${timeout} ms`,
+        `nothing matched${nth}${where}${within}`,
       );
     }
-    return new ServiceElementNotFoundError(
-      this.selector,
-      `(nothing matched ${describeStep(step)}${nth}${where} within ${timeout} ms)`,
-    );
+    return new ServiceElementNotFoundError(this.selector, `(nothing matched ${this.missed(miss)}${within})`);
   }
 
-  /** Starts one call: its retry bound and the caller's cancellation. Dispose of the deadline after. */
+  /** How the call log names this locator. */
+  private get named(): string {
+    return `locator(${JSON.stringify(this.selector)})`;
+  }
+
+  /**
+   * Starts one call: under the deadline the caller passed, or (the public API, a caller that gave
+   * none) under one started here from its `timeout` and `signal`, whose limit bounds the retries.
+   */
   private begin(what: string, options: TimeoutOption, fallback = DEFAULT_ACTION_TIMEOUT): Attempt {
-    const deadline = Deadline.start(`${what}(${JSON.stringify(this.selector)})`, { signal: options.signal });
+    const given = options.deadline;
+    if (given) return { deadline: given, timeout: given.timeoutMs, owned: false };
     const timeout = options.timeout ?? fallback;
-    return { deadline, until: Date.now() + timeout, timeout };
+    const deadline = Deadline.start(`${what}(${JSON.stringify(this.selector)})`, {
+      timeout,
+      signal: options.signal,
+      retriesOnly: true,
+    });
+    return { deadline, timeout, owned: true };
   }
 
-  /** Runs one call under its Attempt, disposing of it afterwards. */
+  /** Runs one call under its Attempt; a failure that says what it waited for ends with the call log. */
   private async within<R>(what: string, options: TimeoutOption, fn: (a: Attempt) => Promise<R>): Promise<R> {
     const attempt = this.begin(what, options);
     try {
+      attempt.deadline.log(`${what}: waiting for ${this.named}`);
       return await attempt.deadline.race(fn(attempt));
+    } catch (error) {
+      throw explains(error) ? attempt.deadline.explain(error) : error;
     } finally {
-      attempt.deadline.dispose();
+      if (attempt.owned) attempt.deadline.dispose();
     }
+  }
+
+  /** Whether the call's time is over (no retry may start); throws at once when it was cancelled. */
+  private outOfTime(a: Attempt): boolean {
+    a.deadline.check();
+    return a.deadline.timeLeft() === 0;
   }
 
   /** Waits for the element to exist, up to the timeout. The caller releases the handle. */
@@ -322,10 +369,13 @@ export class Locator {
         result.error &&
         !(result.error instanceof ServiceIframeError) &&
         !(result.error instanceof ServiceShadowRootMissingError);
-      if (permanent || Date.now() >= a.until) throw this.notFound(result, a.timeout);
-      await a.deadline.sleep(
-        Math.min(attempt === 0 ? 20 : 50 * attempt, 200, Math.max(0, a.until - Date.now())),
+      if (permanent || this.outOfTime(a)) throw this.notFound(result, a.timeout);
+      a.deadline.log(
+        result.error
+          ? `${result.error.message} - retrying`
+          : `no element matches ${this.missed(result)} - retrying`,
       );
+      await a.deadline.sleep(Math.min(attempt === 0 ? 20 : 50 * attempt, 200));
     }
   }
 
@@ -362,7 +412,7 @@ export class Locator {
     let last: PointResult | undefined;
     for (let attempt = 0; ; attempt++) {
       // A retry never starts after the deadline: a click that waited too long must not land late.
-      if (attempt > 0 && Date.now() >= a.until)
+      if (attempt > 0 && this.outOfTime(a))
         throw new ServiceClickError(this.selector, explain(last), failureOf(last));
       let el: ResolvedElement;
       try {
@@ -371,6 +421,7 @@ export class Locator {
         // Found before, gone now: the page removed the element while the click waited for it.
         const gone = error instanceof ServiceElementNotFoundError || error instanceof XPathResolutionError;
         if (last && gone) {
+          a.deadline.log("element was detached");
           throw new ServiceClickError(
             this.selector,
             `${explain({ ok: false, reason: "detached" })}; before that, ${explain(last)}`,
@@ -395,13 +446,15 @@ export class Locator {
       } catch (error) {
         // The target's handle outlived its document (the frame navigated): look the selector up.
         if (!(el.pinned && staleHandle(error))) throw error;
+        a.deadline.log("the element's document went away - finding it again");
         this.unpin(el);
         continue;
       } finally {
         this.letGo(el);
       }
-      if (Date.now() >= a.until) throw new ServiceClickError(this.selector, explain(last), failureOf(last));
-      await a.deadline.sleep(Math.min(30 * (attempt + 1), 150, Math.max(0, a.until - Date.now())));
+      if (this.outOfTime(a)) throw new ServiceClickError(this.selector, explain(last), failureOf(last));
+      a.deadline.log(`${retryLine(last)} - retrying`);
+      await a.deadline.sleep(Math.min(30 * (attempt + 1), 150));
     }
   }
 
@@ -527,7 +580,13 @@ export class Locator {
   private async setChecked(wanted: boolean, options: TimeoutOption): Promise<void> {
     if ((await this.isChecked(options)) === wanted) return;
     await this.click(options);
-    if ((await this.isChecked({ ...options, timeout: 500 })) !== wanted) {
+    // The box is read back at once after the click: a short limit of its own, within the caller's.
+    const now = options.deadline
+      ? await options.deadline.withLimit("reading the box back", 500, (deadline) =>
+          this.isChecked({ deadline }),
+        )
+      : await this.isChecked({ ...options, timeout: 500 });
+    if (now !== wanted) {
       throw new ServiceClickError(
         this.selector,
         `clicking did not ${wanted ? "check" : "uncheck"} it`,
@@ -756,9 +815,12 @@ export class Locator {
     this.pinned = undefined;
     const a = this.begin("waitFor", options, 30_000);
     try {
-      await this.waitForState(a, state);
+      a.deadline.log(`waitFor: waiting for ${this.named} to be ${state}`);
+      await a.deadline.race(this.waitForState(a, state));
+    } catch (error) {
+      throw explains(error) ? a.deadline.explain(error) : error;
     } finally {
-      a.deadline.dispose();
+      if (a.owned) a.deadline.dispose();
     }
   }
 
@@ -783,12 +845,18 @@ export class Locator {
         (state === "visible" && visible) ||
         (state === "hidden" && !visible);
       if (done) return;
-      if (Date.now() >= a.until) {
+      if (this.outOfTime(a)) {
         throw new ServiceTimeoutError(
           `waitFor(${JSON.stringify(this.selector)}, state: "${state}")`,
-          a.timeout,
+          a.timeout ?? a.deadline.timeoutMs ?? 0,
         );
       }
+      const now = !attached
+        ? `no element matches ${this.missed({ missing: true, step: this.steps.length - 1 })}`
+        : visible
+          ? "element is visible"
+          : "element is not visible";
+      a.deadline.log(`${now} - retrying`);
       await a.deadline.sleep(Math.min(20 * (attempt + 1), 100));
     }
   }
@@ -830,6 +898,25 @@ function failureOf(result: PointResult | undefined): FailureReason {
 }
 
 const UNREACHED = "something the frame cannot see (the pointer there does not reach the frame)";
+
+/** A call log line for a point that could not be used yet (what Playwright's log says, in ours). */
+function retryLine(result: PointResult | undefined): string {
+  if (!result || result.ok) return "element is not clickable yet";
+  switch (result.reason) {
+    case "detached":
+      return "element was detached";
+    case "not-visible":
+      return "element is not visible";
+    case "covered":
+      return result.detail === UNREACHED
+        ? "the pointer there does not reach the element's frame"
+        : `${result.detail ?? "another element"} intercepts pointer events`;
+    case "disabled":
+      return "element is disabled";
+    default:
+      return result.detail ?? result.reason;
+  }
+}
 
 function explain(result: PointResult | { ok: false; reason: string; detail?: string } | undefined): string {
   if (!result || result.ok) return "it never became clickable";

@@ -26,6 +26,11 @@ export interface GotoOptions {
    * rejects with ServiceCancelledError (or the abort reason, when that is a Deckhand error).
    */
   signal?: AbortSignal;
+  /**
+   * @internal The operation's deadline: the navigation runs under it and writes to its call log;
+   * `timeout`, `timeoutMs` and `signal` are then not read.
+   */
+  deadline?: Deadline;
 }
 
 /** What a navigation needs of its page. */
@@ -45,11 +50,16 @@ export interface NavigationTarget {
   navigated(parameters: Record<string, unknown>, result: { status: number | null }): void;
 }
 
-/** A navigation's deadline: `timeout` (default 30 s) and the caller's `signal`. */
+/**
+ * A navigation's deadline: the one the caller passed, or (the public API, a caller that gave none)
+ * one started from `timeout` (default 30 s) and the caller's `signal`. `owned`: started here, and
+ * disposed of when the navigation ends.
+ */
 function navigationDeadline(
   operation: string,
-  options: { timeout?: number; timeoutMs?: number; signal?: AbortSignal },
-): Deadline {
+  options: { timeout?: number; timeoutMs?: number; signal?: AbortSignal; deadline?: Deadline },
+): { deadline: Deadline; owned: boolean } {
+  if (options.deadline) return { deadline: options.deadline, owned: false };
   if (
     options.timeout !== undefined &&
     options.timeoutMs !== undefined &&
@@ -60,11 +70,12 @@ function navigationDeadline(
         "(timeoutMs is the reference library's name for timeout).",
     );
   }
-  return Deadline.start(operation, {
+  const deadline = Deadline.start(operation, {
     timeout: options.timeout ?? options.timeoutMs ?? 30_000,
     signal: options.signal,
     hint: "Raise `timeout`, or wait for an earlier state (waitUntil).",
   });
+  return { deadline, owned: true };
 }
 
 export class Navigator {
@@ -87,9 +98,11 @@ export class Navigator {
     const waitUntil = checkWaitUntil(options.waitUntil);
     const { session, lifecycle } = this.target;
     const frame = this.target.mainFrame();
-    const { signal, ...recorded } = options;
-    const deadline = navigationDeadline(`goto(${url})`, options);
-    return this.navigating(deadline, async () => {
+    const { signal, deadline: _given, ...recorded } = options;
+    const navigation = navigationDeadline(`goto(${url})`, options);
+    const { deadline } = navigation;
+    return this.navigating(navigation, async () => {
+      deadline.log(`navigating to "${url}", waiting until "${waitUntil}"`);
       // A same-document navigation (#hash) is answered without a loader, and the event that carries
       // its new URL comes after the answer: listen from the start so that url() is right on return.
       const sameDocument = session.waitFor(
@@ -135,13 +148,14 @@ export class Navigator {
   /** Waits until the current document of the main frame has reached `state`. */
   async waitForLoadState(
     state: WaitUntil = "load",
-    options: { timeout?: number; signal?: AbortSignal } = {},
+    options: { timeout?: number; signal?: AbortSignal; deadline?: Deadline } = {},
   ): Promise<void> {
     const frame = this.target.mainFrame();
-    const deadline = navigationDeadline(`waitForLoadState(${state})`, options);
+    const navigation = navigationDeadline(`waitForLoadState(${state})`, options);
+    const { deadline } = navigation;
     // Whatever document is current when the event fires: a tab that is still on its initial empty
     // document (a popup right after it opened) gets there once its first navigation commits.
-    await this.navigating(deadline, () =>
+    await this.navigating(navigation, () =>
       this.target.lifecycle.wait(frame.id, () => frame.loaderId, checkWaitUntil(state), deadline),
     );
   }
@@ -164,9 +178,11 @@ export class Navigator {
     const waitUntil = checkWaitUntil(options.waitUntil);
     const { session, lifecycle } = this.target;
     const frameId = this.target.mainFrame().id;
-    const { signal, ...recorded } = options;
-    const deadline = navigationDeadline(operation, options);
-    return this.navigating(deadline, async () => {
+    const { signal, deadline: _given, ...recorded } = options;
+    const navigation = navigationDeadline(operation, options);
+    const { deadline } = navigation;
+    return this.navigating(navigation, async () => {
+      deadline.log(`${operation}: waiting for the history navigation, until "${waitUntil}"`);
       // Either a new document commits (a new loader) or the history step stays in this document.
       const committed = Promise.race([
         session
@@ -194,9 +210,14 @@ export class Navigator {
    * Runs a navigation under its deadline: a closed page reports that it closed (not a timeout
    * that followed from it), and a navigation its caller cancelled stops the page loading.
    */
-  private async navigating<T>(deadline: Deadline, run: () => Promise<T>): Promise<T> {
+  private async navigating<T>(
+    { deadline, owned }: { deadline: Deadline; owned: boolean },
+    run: () => Promise<T>,
+  ): Promise<T> {
     try {
-      return await deadline.run(run);
+      if (owned) return await deadline.run(run);
+      deadline.check();
+      return await deadline.race(run());
     } catch (error) {
       const closed = this.target.closedError();
       if (closed && !(error instanceof ServiceTimeoutError)) throw closed;

@@ -340,6 +340,7 @@ export class Page {
     }
     let navigation = this.lifecycle.navigationSince(main(), since);
     if (navigation?.state === "pending") {
+      deadline.log(`waiting for navigation to "${navigation.url}" to commit`);
       const wait = deadline.child("waiting for the navigation the action started", deadline.cap(maxWaitMs));
       try {
         while (navigation?.state === "pending" && !wait.aborted && !this.closedError) {
