@@ -122,9 +122,9 @@ describe("a locator call that fails", () => {
 describe("a failed act", () => {
   it("ends its message with the operation's log, keeps it in the history and the report, masked", async () => {
     await show("overlay.html");
-    // The banner's id is the variable's value: the log names the cover, with the value masked.
+    // The banner's class is the variable's value: the log names the cover, with the value masked.
     await page.evaluate((secret) => {
-      document.getElementById("cookie-banner")!.id = secret;
+      document.getElementById("cookie-banner")!.className = secret;
     }, SECRET);
     const variables = { token: SECRET };
     const result = await dh.act(
@@ -139,7 +139,7 @@ describe("a failed act", () => {
     expect(result.success).toBe(false);
     const lines = logOf(result.message);
     expect(lines).toContainEqual(
-      expect.stringMatching(/^<div id="%token%"[^>]*>.*intercepts pointer events/),
+      expect.stringMatching(/^<div id="cookie-banner" class="%token%"[^>]*>.*intercepts pointer events/),
     );
     // One log, at the end: the failure's own message does not carry a second copy.
     expect(result.message.split("\nCall log:\n")).toHaveLength(2);
