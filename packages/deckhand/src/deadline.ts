@@ -34,6 +34,7 @@
 // - limit snapshot/snapshot.ts: one try (0 ms) for each element an ignored selector names
 // - limit browser/locator.ts: setChecked reads the box back (500 ms)
 // - limit browser/page.ts: awaitInputNavigation, the wait for the navigation an input started
+// - limit agent/cua/tabs.ts: follow, the wait for a tab an action opened to load (NEW_TAB_MS)
 
 import {
   ServiceCancelledError,

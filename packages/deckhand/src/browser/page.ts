@@ -402,7 +402,7 @@ export class Page {
    */
   waitForLoadState(
     state: WaitUntil = "load",
-    options: number | { timeout?: number; signal?: AbortSignal } = {},
+    options: number | Pick<GotoOptions, "timeout" | "signal" | "deadline"> = {},
   ): Promise<void> {
     return this.navigator.waitForLoadState(
       state,
