@@ -22,7 +22,7 @@
 // checks this list against the source (one line per call site: kind, file, what).
 // - start deckhand.ts: underDeadline, every operation of the facade (the caller's timeout and signal)
 // - start deckhand.ts: agent().execute() with stream (its deadline outlives the call)
-// - start browser/locator.ts: begin, the public Locator API for a caller that passed no deadline
+// - start browser/locator-resolve.ts: begin, the public Locator API for a caller that passed no deadline
 // - start browser/navigation.ts: navigationDeadline, the public goto/reload/... for a caller that passed no deadline
 // - start snapshot/snapshot.ts: takeSnapshot for a caller that passed no deadline (the agent, tests)
 // - start agent/cua/run.ts: runComputerUse for a caller that passed no deadline (its own tests)
@@ -33,7 +33,7 @@
 // - limit snapshot/snapshot.ts: one try (0 ms) for the subtree `selector` names
 // - limit snapshot/snapshot.ts: one try (0 ms) for each element an ignored selector names
 // - limit browser/locator.ts: setChecked reads the box back (500 ms)
-// - limit browser/page.ts: awaitInputNavigation, the wait for the navigation an input started
+// - limit browser/navigation.ts: awaitInputNavigation, the wait for the navigation an input started
 // - limit agent/cua/tabs.ts: follow, the wait for a tab an action opened to load (NEW_TAB_MS)
 
 import {

@@ -1,7 +1,10 @@
 // Navigating a page's main frame (goto, reload, history steps) and waiting for the load state the
-// caller asked for, under one deadline: `timeout` and the caller's `signal`. A navigation whose
-// caller gave up stops the page loading; one whose page closed says so.
+// caller asked for, under one deadline: the operation's, or one from `timeout` and the caller's
+// `signal`. A navigation whose caller gave up stops the page loading; one whose page closed says
+// so. Also: waiting for the navigation Deckhand's own input started to commit, and bringing the
+// main frame up to date after someone else navigated it.
 
+import type { Protocol } from "devtools-protocol";
 import { Deadline } from "../deadline.ts";
 import {
   ServiceCancelledError,
@@ -41,11 +44,8 @@ export interface NavigationTarget {
   readonly lifecycle: LifecycleWatcher;
   /** Why the page is closed, if it is. */
   closedError(): ServiceError | undefined;
-  /**
-   * Makes sure the frame tree has seen the commit of the main frame's navigation `loaderId` (its
-   * URL is what url() answers), asking the page when the event did not come.
-   */
-  confirmCommit(loaderId: string): Promise<void>;
+  /** Takes the page's answer to Page.getFrameTree as the main frame's newest commit. */
+  adoptMainCommit(frameTree: Protocol.Page.FrameTree): void;
   /** After every navigation made through the page's API (for history). */
   navigated(parameters: Record<string, unknown>, result: { status: number | null }): void;
 }
@@ -121,7 +121,7 @@ export class Navigator {
       if (result.loaderId) {
         await lifecycle.wait(frame.id, result.loaderId, waitUntil, deadline);
         status = lifecycle.statusOf(result.loaderId);
-        await this.target.confirmCommit(result.loaderId);
+        await this.confirmCommit(result.loaderId);
       } else if (!result.isDownload) {
         await sameDocument;
       }
@@ -158,6 +158,69 @@ export class Navigator {
     await this.navigating(navigation, () =>
       this.target.lifecycle.wait(frame.id, () => frame.loaderId, checkWaitUntil(state), deadline),
     );
+  }
+
+  /**
+   * A navigation of the main frame reached its load state, but the frame tree may not have seen
+   * it commit: the browser's first tab is handed out before its renderer starts (see
+   * Browser.targetAttached), and a first navigation that commits in a new renderer before the
+   * page agent there is enabled sends no Page.frameNavigated (seen under load, about one run in
+   * ten: url() still said about:blank after goto). Then the frame tree is asked for; answers come
+   * in order with the events, so what it says is the newest word.
+   */
+  private async confirmCommit(loaderId: string): Promise<void> {
+    if (this.target.mainFrame().loaderId === loaderId) return;
+    const { frameTree } = await this.target.session.send("Page.getFrameTree");
+    if (frameTree.frame.loaderId !== this.target.mainFrame().loaderId) this.target.adoptMainCommit(frameTree);
+  }
+
+  /**
+   * After Deckhand's input that began at `since` (Date.now()): when it made the main
+   * frame ask for a navigation (a link, a form, a script setting location), waits until that
+   * navigation commits, so that url() is the new document's, or ends without committing; for at
+   * most `maxWaitMs` within `deadline`. The input's events come before the answer to one round trip
+   * to the page (the renderer sends both, in order). Says how it went and where it was going.
+   */
+  async awaitInputNavigation(
+    since: number,
+    deadline: Deadline,
+    maxWaitMs: number,
+  ): Promise<{ url: string; state: "pending" | "committed" | "not committed" } | undefined> {
+    if (this.target.closedError()) return undefined;
+    const main = () => this.target.mainFrame().id;
+    try {
+      await deadline.race(this.target.session.send("Page.getFrameTree"));
+    } catch {
+      if (deadline.aborted || this.target.closedError()) return undefined;
+    }
+    let navigation = this.target.lifecycle.navigationSince(main(), since);
+    if (navigation?.state === "pending") {
+      deadline.log(`waiting for navigation to "${navigation.url}" to commit`);
+      const wait = deadline.child("waiting for the navigation the action started", deadline.cap(maxWaitMs));
+      try {
+        while (navigation?.state === "pending" && !wait.aborted && !this.target.closedError()) {
+          const ended = this.target.lifecycle.navigationEnded(main(), wait.signal);
+          navigation = this.target.lifecycle.navigationSince(main(), since);
+          if (navigation?.state !== "pending") break;
+          await ended;
+          navigation = this.target.lifecycle.navigationSince(main(), since);
+        }
+      } finally {
+        wait.dispose();
+      }
+    }
+    return navigation;
+  }
+
+  /**
+   * Brings the main frame up to date with the page after someone else navigated it (the
+   * service, for a REMOTE act): the frame tree the page answers with is the newest word, whether or
+   * not this connection has had the commit's event yet.
+   */
+  async syncMainFrame(): Promise<void> {
+    if (this.target.closedError()) return;
+    const { frameTree } = await this.target.session.send("Page.getFrameTree");
+    if (frameTree.frame.loaderId !== this.target.mainFrame().loaderId) this.target.adoptMainCommit(frameTree);
   }
 
   private async stepHistory(delta: number): Promise<boolean> {
@@ -199,7 +262,7 @@ export class Navigator {
       if (loaderId) {
         await lifecycle.wait(frameId, loaderId, waitUntil, deadline);
         status = lifecycle.statusOf(loaderId);
-        await this.target.confirmCommit(loaderId);
+        await this.confirmCommit(loaderId);
       }
       this.target.navigated({ action: operation.replace("()", ""), ...recorded }, { status });
       return status;
