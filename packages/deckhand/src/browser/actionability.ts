@@ -107,37 +107,43 @@ function failureOf(result: PointResult | undefined): FailureReason {
 
 const UNREACHED = "something the frame cannot see (the pointer there does not reach the frame)";
 
-/** A call log line for a point that could not be used yet (what Playwright's log says, in ours). */
-function retryLine(result: PointResult | undefined): string {
-  if (!result || result.ok) return "element is not clickable yet";
+/**
+ * What a point that could not be used says: in the error when time is over ("it is covered by
+ * another element: ..."), and in the call log line of a retry ("... intercepts pointer events").
+ */
+function pointProblem(result: PointResult | { ok: false; reason: string; detail?: string } | undefined): {
+  error: string;
+  line: string;
+} {
+  if (!result || result.ok)
+    return { error: "it never became clickable", line: "element is not clickable yet" };
   switch (result.reason) {
     case "detached":
-      return "element was detached";
+      return { error: "the element was detached from the document", line: "element was detached" };
     case "not-visible":
-      return "element is not visible";
+      return {
+        error: "the element is not visible (hidden, zero size, or scrolled out of reach)",
+        line: "element is not visible",
+      };
     case "covered":
-      return result.detail === UNREACHED
-        ? "the pointer there does not reach the element's frame"
-        : `${result.detail ?? "another element"} intercepts pointer events`;
+      return {
+        error: `it is covered by another element: ${result.detail ?? "unknown"}`,
+        line:
+          result.detail === UNREACHED
+            ? "the pointer there does not reach the element's frame"
+            : `${result.detail ?? "another element"} intercepts pointer events`,
+      };
     case "disabled":
-      return "element is disabled";
+      return { error: "the element is disabled", line: "element is disabled" };
     default:
-      return result.detail ?? result.reason;
+      return { error: result.detail ?? result.reason, line: result.detail ?? result.reason };
   }
 }
 
-function explain(result: PointResult | { ok: false; reason: string; detail?: string } | undefined): string {
-  if (!result || result.ok) return "it never became clickable";
-  switch (result.reason) {
-    case "detached":
-      return "the element was detached from the document";
-    case "not-visible":
-      return "the element is not visible (hidden, zero size, or scrolled out of reach)";
-    case "covered":
-      return `it is covered by another element: ${result.detail ?? "unknown"}`;
-    case "disabled":
-      return "the element is disabled";
-    default:
-      return result.detail ?? result.reason;
-  }
+function explain(result: Parameters<typeof pointProblem>[0]): string {
+  return pointProblem(result).error;
+}
+
+function retryLine(result: PointResult | undefined): string {
+  return pointProblem(result).line;
 }
