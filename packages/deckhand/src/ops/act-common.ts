@@ -4,6 +4,7 @@
 // step's own element, then the step).
 
 import { targetHandle } from "../browser/element-target.ts";
+import { withoutCallLog } from "../deadline.ts";
 import { type Target, targetAt } from "../snapshot/describe.ts";
 import { recordLocators } from "../snapshot/locators.ts";
 import {
@@ -42,8 +43,12 @@ export function actResult(
   );
 }
 
+/**
+ * An error as a result's sentence (or the model's next prompt): its message without the call log it
+ * may end with; a failed act's result ends with the whole operation's log instead (LocalDriver.act).
+ */
 export function failureText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return withoutCallLog(error instanceof Error ? error.message : String(error));
 }
 
 /**
@@ -59,11 +64,8 @@ export async function whatIsAt(
   options: { xpath: boolean },
 ): Promise<Target | undefined> {
   try {
-    return await targetAt(
-      ctx.page,
-      selector,
-      { timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal },
-      { ...options, locators: true },
+    return await ctx.deadline.withLimit(`finding ${selector}`, 500, (deadline) =>
+      targetAt(ctx.page, selector, { deadline }, { ...options, locators: true }),
     );
   } catch (error) {
     ctx.deadline.check();
