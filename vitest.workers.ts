@@ -6,6 +6,18 @@ import { availableParallelism } from "node:os";
  * cores); a project with 1 and isolated files runs them one after the other, whatever the root
  * says. That is how the whole suite ran one file at a time until the projects were given this.
  * Most of a browser test's time is waiting (for Chromium, a page, a child process), so two files
- * run at once even on 2 cores.
+ * run at once even on 2 cores. DECKHAND_TEST_FILES_AT_ONCE sets another number, to measure one
+ * against another (README "Tests") or to run one file at a time on a crowded machine.
  */
-export const TEST_FILES_AT_ONCE = Math.max(2, availableParallelism() - 1);
+function filesAtOnce(): number {
+  const asked = process.env.DECKHAND_TEST_FILES_AT_ONCE;
+  if (asked === undefined || asked === "") return Math.max(2, availableParallelism() - 1);
+  const n = Number(asked);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(
+      `DECKHAND_TEST_FILES_AT_ONCE must be a whole number of files, 1 or more; got "${asked}".`,
+    );
+  return n;
+}
+
+export const TEST_FILES_AT_ONCE = filesAtOnce();

@@ -9,6 +9,8 @@ export default defineProject({
     include: ["test/**/*.test.ts"],
     // The root's number: a project left to vitest's default runs its files one at a time.
     maxWorkers: TEST_FILES_AT_ONCE,
+    // Per-file CPU seconds when DECKHAND_TEST_CPU_LOG is set (README "Tests").
+    setupFiles: ["./src/cpu-account.ts"],
     // Backstops for a stall, not measures of speed: a test waits for signals, and on a loaded
     // 2-core machine (other work beside the suite) a browser test can take several times as long.
     testTimeout: 90_000,

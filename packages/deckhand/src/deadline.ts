@@ -8,6 +8,34 @@
 // someone calls abort() (a browser that went away aborts every operation with
 // ServiceBrowserClosedError). A child deadline is one step of its parent: never later than the
 // parent, and gone when the parent goes.
+//
+// A deadline also keeps the operation's call log: every wait and retry under it (or under any of
+// its steps) writes a line ("waiting for locator(...)", "<div id=consent> intercepts pointer
+// events - retrying", "waiting for navigation to ..."), so that a failure explains every attempt,
+// not only the last. The log is bounded (lines and characters; a line repeated at once is folded as
+// "x N") and each line is masked as it is written (the facade passes its redactor's mask: typed
+// `variables` values and keys never reach it). ServiceTimeoutError, ServiceClickError and
+// ServiceElementNotFoundError messages end with it (explain()).
+//
+// Where deadlines start, and where a layer takes a shorter limit of its own. Nothing else calls
+// Deadline.start, or gives child() or limited() a limit; test/deadline-sites.test.ts
+// checks this list against the source (one line per call site: kind, file, what).
+// - start deckhand.ts: underDeadline, every operation of the facade (the caller's timeout and signal)
+// - start deckhand.ts: agent().execute() with stream (its deadline outlives the call)
+// - start browser/locator-resolve.ts: begin, the public Locator API for a caller that passed no deadline
+// - start browser/navigation.ts: navigationDeadline, the public goto/reload/... for a caller that passed no deadline
+// - start snapshot/snapshot.ts: takeSnapshot for a caller that passed no deadline (the agent, tests)
+// - start agent/cua/run.ts: runComputerUse for a caller that passed no deadline (its own tests)
+// - limit ops/execute.ts: a step's action timeout (ACTION_TIMEOUT) for each locator wait of the step
+// - limit ops/execute.ts: noteTypedText finds a field the typing replaced (500 ms)
+// - limit ops/act-common.ts: whatIsAt, one try (0 ms) for the element a selector leads to now
+// - limit ops/act-common.ts: whatIsAt, then up to 500 ms of the page's calm for it to come back
+// - limit ops/act-model.ts: the element a model's selector leads to (500 ms)
+// - limit snapshot/snapshot.ts: one try (0 ms) for the subtree `selector` names
+// - limit snapshot/snapshot.ts: one try (0 ms) for each element an ignored selector names
+// - limit browser/locator.ts: setChecked reads the box back (500 ms)
+// - limit browser/navigation.ts: awaitInputNavigation, the wait for the navigation an input started
+// - limit agent/cua/tabs.ts: follow, the wait for a tab an action opened to load (NEW_TAB_MS)
 
 import {
   ServiceCancelledError,
@@ -26,6 +54,83 @@ export interface DeadlineOptions {
   signal?: AbortSignal;
   /** What to do about a timeout, the end of the ServiceTimeoutError's message. */
   hint?: string;
+  /**
+   * Masks each call log line as it is written (the facade's redactor): secrets never reach the
+   * log. Default: lines as written.
+   */
+  mask?: (text: string) => string;
+  /**
+   * The time limit bounds retries only (see limited()): running out does not abort the deadline,
+   * the caller fails with its own explanation. For the public Locator API.
+   */
+  retriesOnly?: boolean;
+}
+
+/** How much of a call log is kept: lines (the first and the latest) and characters per line. */
+export const CALL_LOG_LINES = 24;
+export const CALL_LOG_LINE_CHARS = 240;
+/** Lines kept from the start of a log that grew past CALL_LOG_LINES (the rest are the latest). */
+const CALL_LOG_HEAD = 4;
+
+const CALL_LOG_HEADING = "\nCall log:\n";
+
+/**
+ * An operation's call log: one line per wait or retry, bounded, with a line repeated at once folded
+ * into one ("x N"), masked as it is written. Shared by a deadline and its steps.
+ */
+export class CallLog {
+  private readonly entries: { text: string; count: number }[] = [];
+  private left = 0;
+  private readonly mask: (text: string) => string;
+
+  constructor(mask: (text: string) => string = (text) => text) {
+    this.mask = mask;
+  }
+
+  write(line: string): void {
+    let text = this.mask(line.replace(/\s+/g, " ").trim());
+    if (!text) return;
+    if (text.length > CALL_LOG_LINE_CHARS) text = `${text.slice(0, CALL_LOG_LINE_CHARS - 1)}…`;
+    const last = this.entries.at(-1);
+    if (last?.text === text) {
+      last.count++;
+      return;
+    }
+    this.entries.push({ text, count: 1 });
+    // The first lines say what was asked for, the latest why it failed: the middle goes.
+    if (this.entries.length > CALL_LOG_LINES) {
+      this.entries.splice(CALL_LOG_HEAD, 1);
+      this.left++;
+    }
+  }
+
+  lines(): string[] {
+    const lines = this.entries.map((e) => (e.count > 1 ? `${e.text} x ${e.count}` : e.text));
+    if (this.left > 0)
+      lines.splice(CALL_LOG_HEAD, 0, `... ${this.left} more line${this.left === 1 ? "" : "s"} ...`);
+    return lines;
+  }
+}
+
+/** The text a message ends with for a call log: a heading and one indented line per entry. */
+export function callLogText(lines: readonly string[]): string {
+  return lines.length === 0 ? "" : `${CALL_LOG_HEADING}${lines.map((line) => `  - ${line}`).join("\n")}`;
+}
+
+/** A message and the call log it ends with, apart (the session page shows the log as a list). */
+export function splitCallLog(message: string): { text: string; lines: string[] } {
+  const at = message.indexOf(CALL_LOG_HEADING);
+  if (at < 0) return { text: message, lines: [] };
+  const lines = message
+    .slice(at + CALL_LOG_HEADING.length)
+    .split("\n")
+    .map((line) => line.replace(/^ {2}- /, ""));
+  return { text: message.slice(0, at), lines };
+}
+
+/** A message without the call log it ends with (for a result that states the failure in a sentence). */
+export function withoutCallLog(message: string): string {
+  return splitCallLog(message).text;
 }
 
 /** Throws ServiceInvalidArgumentError unless `timeout` is a usable number of milliseconds. */
@@ -57,15 +162,24 @@ export class Deadline {
   private ownExpiry = false;
   private readonly cleanups: (() => void)[] = [];
   private unlink: (() => void) | undefined;
+  /** Its own limit bounds retries and does not abort it (limited()). */
+  private readonly retriesOnly: boolean;
+  /** Date.now() time of its own limit (Infinity: none). */
+  private readonly ownExpiresAt: number;
+  /** The operation's call log, shared with every step of it. */
+  readonly callLog: CallLog;
 
   /** A deadline for an operation the caller started: `timeout` and `signal` as the caller gave them. */
   static start(operation: string, options: DeadlineOptions = {}): Deadline {
-    return new Deadline(operation, checkTimeout(options.timeout), options.signal, options.hint, undefined);
-  }
-
-  /** A deadline with no time limit and no cancellation (for internal calls that need none). */
-  static none(operation = "the operation"): Deadline {
-    return new Deadline(operation, undefined, undefined, undefined, undefined);
+    return new Deadline(
+      operation,
+      checkTimeout(options.timeout),
+      options.signal,
+      options.hint,
+      undefined,
+      options.retriesOnly === true,
+      new CallLog(options.mask),
+    );
   }
 
   private constructor(
@@ -74,11 +188,16 @@ export class Deadline {
     outer: AbortSignal | undefined,
     hint: string | undefined,
     parent: Deadline | undefined,
+    retriesOnly: boolean,
+    log: CallLog,
   ) {
     this.operation = operation;
     this.timeoutMs = timeoutMs;
+    this.retriesOnly = retriesOnly;
+    this.callLog = log;
     const own = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
     const inherited = parent ? parent.expiresAt : Number.POSITIVE_INFINITY;
+    this.ownExpiresAt = own;
     this.expiresAt = Math.min(own, inherited);
     const source = parent?.signal ?? outer;
     if (source?.aborted) {
@@ -86,11 +205,12 @@ export class Deadline {
       return;
     }
     // When the parent ends first, its own timer aborts it and that reaches this one: the error
-    // then names the operation the caller started, not this step.
-    if (timeoutMs !== undefined && own < inherited) {
+    // then names the operation the caller started, not this step. A limit on retries only sets
+    // no timer: whoever retries stops when timeLeft() is 0 and says what it waited for.
+    if (timeoutMs !== undefined && own < inherited && !retriesOnly) {
       this.timer = setTimeout(() => {
         this.ownExpiry = true;
-        this.controller.abort(new ServiceTimeoutError(operation, timeoutMs, hint));
+        this.controller.abort(this.explain(new ServiceTimeoutError(operation, timeoutMs, hint)));
       }, timeoutMs);
     }
     if (source) {
@@ -102,7 +222,46 @@ export class Deadline {
 
   /** A step of this deadline: at most `timeoutMs` (when given), never past this one, aborted with it. */
   child(operation: string, timeoutMs?: number, hint?: string): Deadline {
-    return new Deadline(operation, checkTimeout(timeoutMs), undefined, hint, this);
+    return new Deadline(operation, checkTimeout(timeoutMs), undefined, hint, this, false, this.callLog);
+  }
+
+  /**
+   * A step of this deadline whose own limit (`timeoutMs`) bounds its retries: when it runs out,
+   * timeLeft() is 0 and `expired` is true, but nothing is aborted, so the step can fail with its
+   * own explanation (what it waited for, and why) instead of a bare timeout. This deadline's end
+   * still aborts it at once. Only the layers in the list at the top of this file take one.
+   */
+  limited(operation: string, timeoutMs: number): Deadline {
+    return new Deadline(operation, checkTimeout(timeoutMs), undefined, undefined, this, true, this.callLog);
+  }
+
+  /** Runs `fn` under limited(operation, timeoutMs), and disposes of that step afterwards. */
+  async withLimit<T>(operation: string, timeoutMs: number, fn: (step: Deadline) => Promise<T>): Promise<T> {
+    const step = this.limited(operation, timeoutMs);
+    try {
+      return await fn(step);
+    } finally {
+      step.dispose();
+    }
+  }
+
+  /** Writes a line to the operation's call log (masked, bounded, repeats folded). */
+  log(line: string): void {
+    this.callLog.write(line);
+  }
+
+  /**
+   * The error with the call log at the end of its message (and in `callLog`), once: for
+   * ServiceTimeoutError, ServiceClickError and ServiceElementNotFoundError (and the XPath form of
+   * not-found), whose message should say what was tried.
+   */
+  explain<E>(error: E): E {
+    if (!(error instanceof ServiceError) || error.callLog !== undefined) return error;
+    const lines = this.callLog.lines();
+    if (lines.length === 0) return error;
+    error.callLog = lines;
+    error.message += callLogText(lines);
+    return error;
   }
 
   get signal(): AbortSignal {
@@ -113,9 +272,12 @@ export class Deadline {
     return this.controller.signal.aborted;
   }
 
-  /** Whether it aborted because its own time ran out (not a parent's, not a cancel). */
+  /**
+   * Whether its own time ran out (not a parent's, not a cancel): it aborted for it, or, for a
+   * limit on retries (limited()), the limit has passed.
+   */
   get expired(): boolean {
-    return this.ownExpiry;
+    return this.ownExpiry || (this.retriesOnly && !this.aborted && Date.now() >= this.ownExpiresAt);
   }
 
   /** Milliseconds left (Infinity without a limit, 0 once aborted). */

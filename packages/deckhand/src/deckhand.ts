@@ -49,6 +49,7 @@ import type {
   ModelConfiguration,
 } from "./types.ts";
 import {
+  CALL_LOG,
   RECORDED,
   RECORDED_STEPS,
   RESOLVED_WITHOUT_MODEL,
@@ -224,7 +225,11 @@ export class Deckhand {
     options: { timeout?: number; signal?: AbortSignal },
     run: (deadline: Deadline) => Promise<T>,
   ): Promise<T> {
-    const deadline = Deadline.start(operation, { timeout: options.timeout, signal: options.signal });
+    const deadline = Deadline.start(operation, {
+      timeout: options.timeout,
+      signal: options.signal,
+      mask: (line) => this.redactor.mask(line),
+    });
     this.running.add(deadline);
     try {
       return await deadline.run(run);
@@ -305,6 +310,7 @@ export class Deckhand {
         options: this.recordable(options),
       },
       withoutModel ? { ...result, resolvedWithoutModel: true } : result,
+      (result as { [CALL_LOG]?: readonly string[] })[CALL_LOG],
     );
     this.recordSteps(page, input, options, result, startUrl, startedAt);
     return result;
@@ -533,7 +539,10 @@ export class Deckhand {
     const startUrl = page.url();
     if (config.stream) {
       // The stream outlives this call: its deadline ends when its result does.
-      const deadline = Deadline.start("agent().execute()", { signal: options.signal });
+      const deadline = Deadline.start("agent().execute()", {
+        signal: options.signal,
+        mask: (line) => this.redactor.mask(line),
+      });
       this.running.add(deadline);
       const end = () => {
         this.running.delete(deadline);

@@ -51,6 +51,11 @@ export class ServiceError extends Error {
   readonly code: string = "SERVICE_ERROR";
   /** Why it failed, when code may decide what to do next from it (see FailureReason). */
   readonly reason: FailureReason | undefined;
+  /**
+   * The operation's call log when the message ends with it (every wait and retry, masked): set on
+   * ServiceTimeoutError, ServiceClickError and ServiceElementNotFoundError (deadline.ts explain()).
+   */
+  declare callLog?: readonly string[];
 
   constructor(message: string, options?: ServiceErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

@@ -35,13 +35,19 @@ export class HistoryRecorder {
     return Object.freeze([...this.rows]);
   }
 
-  record(method: HistoryEntry["method"], parameters: unknown, result: unknown): void {
+  record(
+    method: HistoryEntry["method"],
+    parameters: unknown,
+    result: unknown,
+    callLog?: readonly string[],
+  ): void {
     this.entries.push(
       Object.freeze({
         method,
         parameters: frozenCopy(parameters),
         result: frozenCopy(result),
         timestamp: new Date().toISOString(),
+        ...(callLog && callLog.length > 0 ? { callLog: Object.freeze([...callLog]) } : {}),
       }),
     );
   }

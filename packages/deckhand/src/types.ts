@@ -72,6 +72,11 @@ export interface HistoryEntry {
   method: "act" | "extract" | "observe" | "navigate";
   parameters: unknown;
   result: unknown;
+  /**
+   * A failed act's call log: every wait and retry of the operation ("waiting for locator(...)",
+   * "<div id=consent> intercepts pointer events - retrying x 12"), secrets masked. Absent otherwise.
+   */
+  callLog?: readonly string[];
   /** ISO 8601. */
   timestamp: string;
 }
@@ -176,6 +181,13 @@ export interface RecordedOperation {
  * the service copies it into its replay record (the act's result, under `recorded`).
  */
 export const RECORDED: unique symbol = Symbol("deckhand.recorded");
+
+/**
+ * @internal Set on a failed ActResult by the LOCAL driver: the operation's call log (every wait and
+ * retry, masked), which its message ends with. The facade puts it in the history entry and the
+ * report in its step; not sent as such.
+ */
+export const CALL_LOG: unique symbol = Symbol("deckhand.callLog");
 
 /** @internal Set on an ActResult by ops: the steps performed, before the facade adds where they ran. */
 export const RECORDED_STEPS: unique symbol = Symbol("deckhand.recordedSteps");

@@ -24,6 +24,7 @@ export {
   longListHtml,
   productPageHtml,
 } from "./generate.ts";
+export { type HeldPage, holdPage } from "./held-page.ts";
 export { type FixtureTls, fixtureTls, type HttpsFixtureServer, startHttpsServer } from "./https-server.ts";
 export {
   type ChromeProcess,

@@ -68,7 +68,7 @@ export async function runCuaMode(
     instruction: options.instruction,
     maxSteps: options.maxSteps ?? DEFAULT_CUA_MAX_STEPS,
     ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
-    signal: deadline.signal,
+    deadline,
     ...(options.variables ? { variables: options.variables } : {}),
     ...(options.highlightCursor !== undefined ? { highlightCursor: options.highlightCursor } : {}),
     callbacks: {

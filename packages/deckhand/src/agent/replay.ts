@@ -279,7 +279,7 @@ export async function replayRun(
           result = { success: false, message: (error as Error).message };
           break;
         }
-        const status = await page.goto(url, { signal: deadline.signal });
+        const status = await page.goto(url, { deadline });
         ok = status === null || status < 400;
         result = { status };
         break;
@@ -289,7 +289,7 @@ export async function replayRun(
         else for (let i = 0; i < (step.repeat ?? 1); i++) await page.keyPress(step.value);
         break;
       case "navback":
-        await page.goBack({ signal: deadline.signal });
+        await page.goBack({ deadline });
         break;
       case "scroll":
         await page.evaluate(

@@ -144,6 +144,7 @@ export class LifecycleWatcher {
     const name = LIFECYCLE_EVENT[waitUntil];
     const loaderId = typeof loader === "string" ? () => loader : loader;
     if (this.has(frameId, loaderId(), name)) return;
+    deadline.log(`waiting for the "${name}" event`);
     const step = deadline.child(`waiting for ${name}`);
     const reached = this.session.waitFor(
       "Page.lifecycleEvent",

@@ -1,7 +1,10 @@
 // Navigating a page's main frame (goto, reload, history steps) and waiting for the load state the
-// caller asked for, under one deadline: `timeout` and the caller's `signal`. A navigation whose
-// caller gave up stops the page loading; one whose page closed says so.
+// caller asked for, under one deadline: the operation's, or one from `timeout` and the caller's
+// `signal`. A navigation whose caller gave up stops the page loading; one whose page closed says
+// so. Also: waiting for the navigation Deckhand's own input started to commit, and bringing the
+// main frame up to date after someone else navigated it.
 
+import type { Protocol } from "devtools-protocol";
 import { Deadline } from "../deadline.ts";
 import {
   ServiceCancelledError,
@@ -26,6 +29,11 @@ export interface GotoOptions {
    * rejects with ServiceCancelledError (or the abort reason, when that is a Deckhand error).
    */
   signal?: AbortSignal;
+  /**
+   * @internal The operation's deadline: the navigation runs under it and writes to its call log;
+   * `timeout`, `timeoutMs` and `signal` are then not read.
+   */
+  deadline?: Deadline;
 }
 
 /** What a navigation needs of its page. */
@@ -36,20 +44,22 @@ export interface NavigationTarget {
   readonly lifecycle: LifecycleWatcher;
   /** Why the page is closed, if it is. */
   closedError(): ServiceError | undefined;
-  /**
-   * Makes sure the frame tree has seen the commit of the main frame's navigation `loaderId` (its
-   * URL is what url() answers), asking the page when the event did not come.
-   */
-  confirmCommit(loaderId: string): Promise<void>;
+  /** Takes the page's answer to Page.getFrameTree as the main frame's newest commit. */
+  adoptMainCommit(frameTree: Protocol.Page.FrameTree): void;
   /** After every navigation made through the page's API (for history). */
   navigated(parameters: Record<string, unknown>, result: { status: number | null }): void;
 }
 
-/** A navigation's deadline: `timeout` (default 30 s) and the caller's `signal`. */
+/**
+ * A navigation's deadline: the one the caller passed, or (the public API, a caller that gave none)
+ * one started from `timeout` (default 30 s) and the caller's `signal`. `owned`: started here, and
+ * disposed of when the navigation ends.
+ */
 function navigationDeadline(
   operation: string,
-  options: { timeout?: number; timeoutMs?: number; signal?: AbortSignal },
-): Deadline {
+  options: { timeout?: number; timeoutMs?: number; signal?: AbortSignal; deadline?: Deadline },
+): { deadline: Deadline; owned: boolean } {
+  if (options.deadline) return { deadline: options.deadline, owned: false };
   if (
     options.timeout !== undefined &&
     options.timeoutMs !== undefined &&
@@ -60,11 +70,12 @@ function navigationDeadline(
         "(timeoutMs is the reference library's name for timeout).",
     );
   }
-  return Deadline.start(operation, {
+  const deadline = Deadline.start(operation, {
     timeout: options.timeout ?? options.timeoutMs ?? 30_000,
     signal: options.signal,
     hint: "Raise `timeout`, or wait for an earlier state (waitUntil).",
   });
+  return { deadline, owned: true };
 }
 
 export class Navigator {
@@ -87,9 +98,11 @@ export class Navigator {
     const waitUntil = checkWaitUntil(options.waitUntil);
     const { session, lifecycle } = this.target;
     const frame = this.target.mainFrame();
-    const { signal, ...recorded } = options;
-    const deadline = navigationDeadline(`goto(${url})`, options);
-    return this.navigating(deadline, async () => {
+    const { signal, deadline: _given, ...recorded } = options;
+    const navigation = navigationDeadline(`goto(${url})`, options);
+    const { deadline } = navigation;
+    return this.navigating(navigation, async () => {
+      deadline.log(`navigating to "${url}", waiting until "${waitUntil}"`);
       // A same-document navigation (#hash) is answered without a loader, and the event that carries
       // its new URL comes after the answer: listen from the start so that url() is right on return.
       const sameDocument = session.waitFor(
@@ -108,7 +121,7 @@ export class Navigator {
       if (result.loaderId) {
         await lifecycle.wait(frame.id, result.loaderId, waitUntil, deadline);
         status = lifecycle.statusOf(result.loaderId);
-        await this.target.confirmCommit(result.loaderId);
+        await this.confirmCommit(result.loaderId);
       } else if (!result.isDownload) {
         await sameDocument;
       }
@@ -135,15 +148,79 @@ export class Navigator {
   /** Waits until the current document of the main frame has reached `state`. */
   async waitForLoadState(
     state: WaitUntil = "load",
-    options: { timeout?: number; signal?: AbortSignal } = {},
+    options: { timeout?: number; signal?: AbortSignal; deadline?: Deadline } = {},
   ): Promise<void> {
     const frame = this.target.mainFrame();
-    const deadline = navigationDeadline(`waitForLoadState(${state})`, options);
+    const navigation = navigationDeadline(`waitForLoadState(${state})`, options);
+    const { deadline } = navigation;
     // Whatever document is current when the event fires: a tab that is still on its initial empty
     // document (a popup right after it opened) gets there once its first navigation commits.
-    await this.navigating(deadline, () =>
+    await this.navigating(navigation, () =>
       this.target.lifecycle.wait(frame.id, () => frame.loaderId, checkWaitUntil(state), deadline),
     );
+  }
+
+  /**
+   * A navigation of the main frame reached its load state, but the frame tree may not have seen
+   * it commit: the browser's first tab is handed out before its renderer starts (see
+   * Browser.targetAttached), and a first navigation that commits in a new renderer before the
+   * page agent there is enabled sends no Page.frameNavigated (seen under load, about one run in
+   * ten: url() still said about:blank after goto). Then the frame tree is asked for; answers come
+   * in order with the events, so what it says is the newest word.
+   */
+  private async confirmCommit(loaderId: string): Promise<void> {
+    if (this.target.mainFrame().loaderId === loaderId) return;
+    const { frameTree } = await this.target.session.send("Page.getFrameTree");
+    if (frameTree.frame.loaderId !== this.target.mainFrame().loaderId) this.target.adoptMainCommit(frameTree);
+  }
+
+  /**
+   * After Deckhand's input that began at `since` (Date.now()): when it made the main
+   * frame ask for a navigation (a link, a form, a script setting location), waits until that
+   * navigation commits, so that url() is the new document's, or ends without committing; for at
+   * most `maxWaitMs` within `deadline`. The input's events come before the answer to one round trip
+   * to the page (the renderer sends both, in order). Says how it went and where it was going.
+   */
+  async awaitInputNavigation(
+    since: number,
+    deadline: Deadline,
+    maxWaitMs: number,
+  ): Promise<{ url: string; state: "pending" | "committed" | "not committed" } | undefined> {
+    if (this.target.closedError()) return undefined;
+    const main = () => this.target.mainFrame().id;
+    try {
+      await deadline.race(this.target.session.send("Page.getFrameTree"));
+    } catch {
+      if (deadline.aborted || this.target.closedError()) return undefined;
+    }
+    let navigation = this.target.lifecycle.navigationSince(main(), since);
+    if (navigation?.state === "pending") {
+      deadline.log(`waiting for navigation to "${navigation.url}" to commit`);
+      const wait = deadline.child("waiting for the navigation the action started", deadline.cap(maxWaitMs));
+      try {
+        while (navigation?.state === "pending" && !wait.aborted && !this.target.closedError()) {
+          const ended = this.target.lifecycle.navigationEnded(main(), wait.signal);
+          navigation = this.target.lifecycle.navigationSince(main(), since);
+          if (navigation?.state !== "pending") break;
+          await ended;
+          navigation = this.target.lifecycle.navigationSince(main(), since);
+        }
+      } finally {
+        wait.dispose();
+      }
+    }
+    return navigation;
+  }
+
+  /**
+   * Brings the main frame up to date with the page after someone else navigated it (the
+   * service, for a REMOTE act): the frame tree the page answers with is the newest word, whether or
+   * not this connection has had the commit's event yet.
+   */
+  async syncMainFrame(): Promise<void> {
+    if (this.target.closedError()) return;
+    const { frameTree } = await this.target.session.send("Page.getFrameTree");
+    if (frameTree.frame.loaderId !== this.target.mainFrame().loaderId) this.target.adoptMainCommit(frameTree);
   }
 
   private async stepHistory(delta: number): Promise<boolean> {
@@ -164,9 +241,11 @@ export class Navigator {
     const waitUntil = checkWaitUntil(options.waitUntil);
     const { session, lifecycle } = this.target;
     const frameId = this.target.mainFrame().id;
-    const { signal, ...recorded } = options;
-    const deadline = navigationDeadline(operation, options);
-    return this.navigating(deadline, async () => {
+    const { signal, deadline: _given, ...recorded } = options;
+    const navigation = navigationDeadline(operation, options);
+    const { deadline } = navigation;
+    return this.navigating(navigation, async () => {
+      deadline.log(`${operation}: waiting for the history navigation, until "${waitUntil}"`);
       // Either a new document commits (a new loader) or the history step stays in this document.
       const committed = Promise.race([
         session
@@ -183,7 +262,7 @@ export class Navigator {
       if (loaderId) {
         await lifecycle.wait(frameId, loaderId, waitUntil, deadline);
         status = lifecycle.statusOf(loaderId);
-        await this.target.confirmCommit(loaderId);
+        await this.confirmCommit(loaderId);
       }
       this.target.navigated({ action: operation.replace("()", ""), ...recorded }, { status });
       return status;
@@ -194,9 +273,14 @@ export class Navigator {
    * Runs a navigation under its deadline: a closed page reports that it closed (not a timeout
    * that followed from it), and a navigation its caller cancelled stops the page loading.
    */
-  private async navigating<T>(deadline: Deadline, run: () => Promise<T>): Promise<T> {
+  private async navigating<T>(
+    { deadline, owned }: { deadline: Deadline; owned: boolean },
+    run: () => Promise<T>,
+  ): Promise<T> {
     try {
-      return await deadline.run(run);
+      if (owned) return await deadline.run(run);
+      deadline.check();
+      return await deadline.race(run());
     } catch (error) {
       const closed = this.target.closedError();
       if (closed && !(error instanceof ServiceTimeoutError)) throw closed;

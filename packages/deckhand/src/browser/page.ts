@@ -1,10 +1,11 @@
-// A tab. The page owns its main session and the sessions of its out-of-process iframes and sets
-// each up as it attaches; its collaborators keep the frame tree (frame-tree.ts), the lifecycle
-// events (lifecycle.ts), the requests in flight (network.ts) and navigate (navigation.ts). It
-// offers the user-facing API: navigation, evaluation, screenshots, input and locators.
+// A tab: its state (open, closed, crashed), its frames, and the user-facing API: navigation,
+// evaluation, screenshots and viewport, settings, events, input and locator factories. The work is
+// done by its collaborators: page-sessions.ts attaches its DevTools sessions (its own and its
+// out-of-process iframes') and wires them to the frame tree (frame-tree.ts), the lifecycle events
+// (lifecycle.ts), the requests in flight (network.ts) and the events (page-events.ts);
+// navigation.ts navigates; page-screenshot.ts captures and checks viewport sizes; input.ts sends
+// the input events; locator.ts finds and acts on elements.
 
-import { writeFile } from "node:fs/promises";
-import type { Protocol } from "devtools-protocol";
 import type { Deadline } from "../deadline.ts";
 import { type ServiceError, ServiceInvalidArgumentError, ServiceTargetClosedError } from "../errors.ts";
 import type { CdpSession } from "./cdp/connection.ts";
@@ -13,7 +14,6 @@ import type { ElementTarget } from "./element-target.ts";
 import type { Frame } from "./frame.ts";
 import { FrameTree } from "./frame-tree.ts";
 import { domRuntime } from "./in-page.ts";
-import { installPageHooks } from "./injected/page-hooks.ts";
 import type { ElementHandle } from "./injected-script.ts";
 import { type ClickOptions, Keyboard, Mouse } from "./input.ts";
 import { LifecycleWatcher, type WaitUntil } from "./lifecycle.ts";
@@ -21,31 +21,17 @@ import { Locator, type LocatorOptions } from "./locator.ts";
 import { type GotoOptions, Navigator } from "./navigation.ts";
 import { type InflightRequest, NetworkTracker } from "./network.ts";
 import { type PageEventMap, type PageEventName, PageEvents } from "./page-events.ts";
+import { captureScreenshot, checkViewportSize, type ScreenshotOptions } from "./page-screenshot.ts";
+import { PageSessions, type PageSettings } from "./page-sessions.ts";
 import { checkHeaders, type InitScript, initScriptSource, SessionSettings } from "./session-settings.ts";
 
 export type { WaitUntil } from "./lifecycle.ts";
 export type { GotoOptions } from "./navigation.ts";
 export type { InflightRequest } from "./network.ts";
 export { ConsoleMessage, Dialog, type PageEventMap, type PageEventName } from "./page-events.ts";
+export type { ScreenshotOptions } from "./page-screenshot.ts";
+export type { PageSettings } from "./page-sessions.ts";
 export type { InitScript } from "./session-settings.ts";
-
-export interface ScreenshotOptions {
-  fullPage?: boolean;
-  type?: "png" | "jpeg" | "webp";
-  /** 0-100, jpeg and webp only. */
-  quality?: number;
-  clip?: { x: number; y: number; width: number; height: number };
-  /** Also write the image to this file. */
-  path?: string;
-}
-
-/** Settings every page of a browser gets when it attaches. */
-export interface PageSettings {
-  viewport?: { width: number; height: number };
-  proxyCredentials?: { username: string; password: string };
-}
-
-const PAGE_HOOKS_SOURCE = `(${installPageHooks.toString()})();`;
 
 export class Page {
   readonly targetId: string;
@@ -57,7 +43,7 @@ export class Page {
   /** The tab that opened this one (window.open, target=_blank), if any. */
   readonly openerId: string | undefined;
   private readonly settings: PageSettings;
-  private readonly sessions = new Set<CdpSession>();
+  private readonly attached: PageSessions;
   private readonly tree: FrameTree;
   private readonly lifecycle: LifecycleWatcher;
   private readonly network = new NetworkTracker();
@@ -102,114 +88,35 @@ export class Page {
       lifecycle: this.lifecycle,
       mainFrame: () => this.mainFrame(),
       closedError: () => this.closedError,
-      confirmCommit: (loaderId) => this.confirmCommit(loaderId),
+      adoptMainCommit: (frameTree) => this.tree.adoptMainCommit(frameTree, this.session),
       navigated: (parameters, result) => this.onNavigate?.(parameters, { url: this.url(), ...result }),
     });
-    this.sessionSettings = new SessionSettings(() => this.sessions, {
+    this.sessionSettings = new SessionSettings(() => this.attached.all, {
       initScripts: () => this.context.initScripts(),
       headers: () => this.context.extraHTTPHeaders(),
+    });
+    this.attached = new PageSessions(session, {
+      connection: context.browser.connection,
+      settings,
+      tree: this.tree,
+      lifecycle: this.lifecycle,
+      network: this.network,
+      events: this.events,
+      sessionSettings: this.sessionSettings,
+      crashed: () => this.crashed(),
     });
     this.onClose(() => this.events.emit("close", undefined));
   }
 
-  // ---------- attaching sessions ----------
+  // ---------- sessions (page-sessions.ts) ----------
 
   /** @internal Wires a target session (the page's own or an OOPIF's) and lets it run. */
-  async attachSession(session: CdpSession, oopifFrameId?: string): Promise<void> {
-    this.sessions.add(session);
-    if (oopifFrameId) this.tree.oopifAttached(oopifFrameId, session);
-    this.listen(session);
-    const setup: Promise<unknown>[] = [
-      session.send("Page.enable"),
-      session.send("Page.setLifecycleEventsEnabled", { enabled: true }),
-      session.send("Runtime.enable"),
-      session.send("Network.enable", {}),
-      session.send("Inspector.enable").catch(() => undefined),
-      session.send("Page.addScriptToEvaluateOnNewDocument", {
-        source: PAGE_HOOKS_SOURCE,
-        runImmediately: true,
-      }),
-      session.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
-      ...this.sessionSettings.setup(session),
-    ];
-    if (this.settings.viewport && !oopifFrameId) {
-      setup.push(
-        session.send("Emulation.setDeviceMetricsOverride", {
-          width: this.settings.viewport.width,
-          height: this.settings.viewport.height,
-          deviceScaleFactor: 0,
-          mobile: false,
-        }),
-      );
-    }
-    if (this.settings.proxyCredentials) {
-      setup.push(session.send("Fetch.enable", { handleAuthRequests: true, patterns: [{ urlPattern: "*" }] }));
-    }
-    const treeAsOf = this.tree.now();
-    const tree = session.send("Page.getFrameTree");
-    // Resume without waiting for the answers above: a session handles its commands in order, so
-    // the hooks are in place before the first script runs anyway, and some targets (a tab opened
-    // with noopener, e.g. a target=_blank link) do not answer Page.enable until they run.
-    const resumed = session.send("Runtime.runIfWaitingForDebugger");
-    try {
-      const [{ frameTree }] = await Promise.all([tree, resumed, ...setup]);
-      const parentId = oopifFrameId ? this.tree.parentIdOf(oopifFrameId) : undefined;
-      this.tree.addTree(frameTree, session, parentId, treeAsOf);
-    } catch (error) {
-      // A frame or tab that went away while it was being set up is no error of ours.
-      if (!session.detached) throw error;
-    }
+  attachSession(session: CdpSession, oopifFrameId?: string): Promise<void> {
+    return this.attached.attach(session, oopifFrameId);
   }
 
-  private listen(session: CdpSession): void {
-    this.events.tap(session);
-    this.tree.listen(session);
-    this.lifecycle.listen(session);
-    this.network.listen(session);
-    session.on("Target.attachedToTarget", (e) => this.childAttached(session, e));
-    session.on("Target.detachedFromTarget", (e) => this.childDetached(e.sessionId));
-    session.on("Inspector.targetCrashed", () => this.crashed(session));
-    if (this.settings.proxyCredentials) {
-      const credentials = this.settings.proxyCredentials;
-      session.on("Fetch.requestPaused", (e) => {
-        session.send("Fetch.continueRequest", { requestId: e.requestId }).catch(() => undefined);
-      });
-      session.on("Fetch.authRequired", (e) => {
-        const response =
-          e.authChallenge.source === "Proxy"
-            ? { response: "ProvideCredentials" as const, ...credentials }
-            : { response: "Default" as const };
-        session
-          .send("Fetch.continueWithAuth", { requestId: e.requestId, authChallengeResponse: response })
-          .catch(() => undefined);
-      });
-    }
-  }
-
-  private childAttached(parent: CdpSession, event: Protocol.Target.AttachedToTargetEvent): void {
-    const session = this.context.browser.connection.adoptSession(event.sessionId, event.targetInfo.type);
-    if (event.targetInfo.type === "iframe") {
-      this.attachSession(session, event.targetInfo.targetId).catch(() => undefined);
-      return;
-    }
-    // Workers and the like: let them run, then leave them alone.
-    session
-      .send("Runtime.runIfWaitingForDebugger")
-      .catch(() => undefined)
-      .finally(() =>
-        parent.send("Target.detachFromTarget", { sessionId: event.sessionId }).catch(() => undefined),
-      );
-  }
-
-  private childDetached(sessionId: string): void {
-    const session = [...this.sessions].find((s) => s.id === sessionId);
-    if (!session) return;
-    this.sessions.delete(session);
-    this.tree.sessionDetached(session, this.sessions);
-  }
-
-  private crashed(session: CdpSession): void {
-    if (session !== this.session) return;
+  /** Its own renderer crashed: the page is closed, and every call on its session fails so. */
+  private crashed(): void {
     this.closedError = new ServiceTargetClosedError(
       `The page ${this.url()} crashed (its renderer process died). Open a new page with context.newPage().`,
     );
@@ -305,67 +212,21 @@ export class Page {
   // ---------- navigation ----------
 
   /**
-   * A navigation of the main frame reached its load state, but the frame tree may not have seen
-   * it commit: the browser's first tab is handed out before its renderer starts (see
-   * Browser.targetAttached), and a first navigation that commits in a new renderer before the
-   * page agent there is enabled sends no Page.frameNavigated (seen under load, about one run in
-   * ten: url() still said about:blank after goto). Then the frame tree is asked for; answers come
-   * in order with the events, so what it says is the newest word.
+   * @internal After Deckhand's input that began at `since` (Date.now()): waits (at most
+   * `maxWaitMs`, within `deadline`) for a navigation that input started to commit; see
+   * Navigator.awaitInputNavigation.
    */
-  private async confirmCommit(loaderId: string): Promise<void> {
-    if (this.mainFrame().loaderId === loaderId) return;
-    const { frameTree } = await this.session.send("Page.getFrameTree");
-    if (frameTree.frame.loaderId !== this.mainFrame().loaderId)
-      this.tree.adoptMainCommit(frameTree, this.session);
-  }
-
-  /**
-   * @internal After Deckhand's input that began at `since` (Date.now()): when it made the main
-   * frame ask for a navigation (a link, a form, a script setting location), waits until that
-   * navigation commits, so that url() is the new document's, or ends without committing; for at
-   * most `maxWaitMs` within `deadline`. The input's events come before the answer to one round trip
-   * to the page (the renderer sends both, in order). Says how it went and where it was going.
-   */
-  async awaitInputNavigation(
+  awaitInputNavigation(
     since: number,
     deadline: Deadline,
     maxWaitMs: number,
   ): Promise<{ url: string; state: "pending" | "committed" | "not committed" } | undefined> {
-    if (this.closedError) return undefined;
-    const main = () => this.mainFrame().id;
-    try {
-      await deadline.race(this.session.send("Page.getFrameTree"));
-    } catch {
-      if (deadline.aborted || this.closedError) return undefined;
-    }
-    let navigation = this.lifecycle.navigationSince(main(), since);
-    if (navigation?.state === "pending") {
-      const wait = deadline.child("waiting for the navigation the action started", deadline.cap(maxWaitMs));
-      try {
-        while (navigation?.state === "pending" && !wait.aborted && !this.closedError) {
-          const ended = this.lifecycle.navigationEnded(main(), wait.signal);
-          navigation = this.lifecycle.navigationSince(main(), since);
-          if (navigation?.state !== "pending") break;
-          await ended;
-          navigation = this.lifecycle.navigationSince(main(), since);
-        }
-      } finally {
-        wait.dispose();
-      }
-    }
-    return navigation;
+    return this.navigator.awaitInputNavigation(since, deadline, maxWaitMs);
   }
 
-  /**
-   * @internal Brings the main frame up to date with the page after someone else navigated it (the
-   * service, for a REMOTE act): the frame tree the page answers with is the newest word, whether or
-   * not this connection has had the commit's event yet.
-   */
-  async syncMainFrame(): Promise<void> {
-    if (this.closedError) return;
-    const { frameTree } = await this.session.send("Page.getFrameTree");
-    if (frameTree.frame.loaderId !== this.mainFrame().loaderId)
-      this.tree.adoptMainCommit(frameTree, this.session);
+  /** @internal Brings the main frame up to date after someone else navigated it (see Navigator). */
+  syncMainFrame(): Promise<void> {
+    return this.navigator.syncMainFrame();
   }
 
   url(): string {
@@ -401,7 +262,7 @@ export class Page {
    */
   waitForLoadState(
     state: WaitUntil = "load",
-    options: number | { timeout?: number; signal?: AbortSignal } = {},
+    options: number | Pick<GotoOptions, "timeout" | "signal" | "deadline"> = {},
   ): Promise<void> {
     return this.navigator.waitForLoadState(
       state,
@@ -459,48 +320,7 @@ export class Page {
 
   async screenshot(options: ScreenshotOptions = {}): Promise<Buffer> {
     this.assertOpen();
-    const type = options.type ?? typeFromPath(options.path) ?? "png";
-    if (!["png", "jpeg", "webp"].includes(type)) {
-      throw new ServiceInvalidArgumentError(
-        `screenshot type must be png, jpeg or webp, not ${JSON.stringify(type)}.`,
-      );
-    }
-    if (options.quality !== undefined) {
-      if (type === "png")
-        throw new ServiceInvalidArgumentError("screenshot quality applies to jpeg and webp only, not png.");
-      if (!(options.quality >= 0 && options.quality <= 100)) {
-        throw new ServiceInvalidArgumentError(`screenshot quality must be 0-100, got ${options.quality}.`);
-      }
-    }
-    let clip: Protocol.Page.Viewport | undefined;
-    if (options.fullPage) {
-      if (options.clip) throw new ServiceInvalidArgumentError("screenshot takes fullPage or clip, not both.");
-      const metrics = await this.session.send("Page.getLayoutMetrics");
-      clip = {
-        x: 0,
-        y: 0,
-        width: Math.ceil(metrics.cssContentSize.width),
-        height: Math.ceil(metrics.cssContentSize.height),
-        scale: 1,
-      };
-    } else if (options.clip) {
-      const { x, y, width, height } = options.clip;
-      if (!(width > 0 && height > 0))
-        throw new ServiceInvalidArgumentError("screenshot clip needs a positive width and height.");
-      clip = { x, y, width, height, scale: 1 };
-    }
-    const { data } = await this.session.send("Page.captureScreenshot", {
-      format: type,
-      ...(options.quality !== undefined ? { quality: options.quality } : {}),
-      ...(clip ? { clip } : {}),
-      // A clip is in page coordinates and may lie outside the visible part of the page, which the
-      // browser only paints when asked to capture beyond the viewport.
-      captureBeyondViewport: clip !== undefined,
-      fromSurface: true,
-    });
-    const buffer = Buffer.from(data, "base64");
-    if (options.path) await writeFile(options.path, buffer);
-    return buffer;
+    return captureScreenshot(this.session, options);
   }
 
   // ---------- settings ----------
@@ -515,21 +335,7 @@ export class Page {
     options: { deviceScaleFactor?: number } = {},
   ): Promise<void> {
     this.assertOpen();
-    const side = (value: unknown, name: string) => {
-      if (typeof value !== "number" || !Number.isInteger(value) || value <= 0 || value > 16_384) {
-        throw new ServiceInvalidArgumentError(
-          `setViewportSize: ${name} must be a whole number of CSS pixels from 1 to 16384, got ${String(value)}.`,
-        );
-      }
-    };
-    side(width, "width");
-    side(height, "height");
-    const deviceScaleFactor = options.deviceScaleFactor ?? 1;
-    if (!(typeof deviceScaleFactor === "number" && deviceScaleFactor > 0 && deviceScaleFactor <= 10)) {
-      throw new ServiceInvalidArgumentError(
-        `setViewportSize: deviceScaleFactor must be a number above 0 and at most 10, got ${String(deviceScaleFactor)}.`,
-      );
-    }
+    const deviceScaleFactor = checkViewportSize(width, height, options);
     await this.session.send("Emulation.setDeviceMetricsOverride", {
       width,
       height,
@@ -724,13 +530,4 @@ export class Page {
       .catch(() => undefined);
     await Promise.race([gone, new Promise((r) => setTimeout(r, 5_000))]);
   }
-}
-
-function typeFromPath(path: string | undefined): ScreenshotOptions["type"] | undefined {
-  if (!path) return undefined;
-  const ext = path.split(".").pop()?.toLowerCase();
-  if (ext === "jpg" || ext === "jpeg") return "jpeg";
-  if (ext === "webp") return "webp";
-  if (ext === "png") return "png";
-  return undefined;
 }

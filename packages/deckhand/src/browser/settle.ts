@@ -17,7 +17,7 @@
 // finds nothing on a young or changing document (ops/look-again.ts). The caller's bound
 // (domSettleTimeout) caps everything.
 
-import { Deadline } from "../deadline.ts";
+import type { Deadline } from "../deadline.ts";
 import { domRuntime } from "./in-page.ts";
 import type { QuietState } from "./injected/quiet.ts";
 import type { Page } from "./page.ts";
@@ -58,10 +58,7 @@ export interface PageState {
 }
 
 /** The page's state now (one round trip per frame). */
-export async function pageState(
-  page: Page,
-  deadline: Deadline = Deadline.none("pageState"),
-): Promise<PageState> {
+export async function pageState(page: Page, deadline: Deadline): Promise<PageState> {
   const frames = page.frames().filter((f) => f.hasDocument);
   const checks = await deadline.race(
     Promise.all(frames.map((f) => f.invoke(domRuntime, "quiet").catch(() => null))),
@@ -100,7 +97,7 @@ export function changedSince(before: PageState, now: PageState): boolean {
  * nothing under way that may change it (0 while a request, a navigation, a young document's timer
  * or a frame's loading is). One round trip per frame.
  */
-export async function calmFor(page: Page, deadline: Deadline = Deadline.none("calmFor")): Promise<number> {
+export async function calmFor(page: Page, deadline: Deadline): Promise<number> {
   const now = Date.now();
   if (trafficBusy(page, now)) return 0;
   const frames = page.frames().filter((f) => f.hasDocument);
@@ -159,7 +156,7 @@ export function stateFrom(
 export async function waitForSettled(
   page: Page,
   timeoutMs: number,
-  deadline: Deadline = Deadline.none("settle"),
+  deadline: Deadline,
 ): Promise<SettleResult> {
   const started = Date.now();
   const until = started + timeoutMs;
@@ -191,6 +188,13 @@ export async function waitForSettled(
     }
     const left = until - Date.now();
     if (left <= 0) return { settled: false, waitedMs: Date.now() - started, state: undefined };
+    deadline.log(
+      busy
+        ? "waiting for requests in flight to end"
+        : loading
+          ? "waiting for a document to load"
+          : "waiting for the page to settle",
+    );
     await deadline.sleep(Math.min(busy || loading ? POLL_MS : Math.max(1, wait), left));
   }
 }

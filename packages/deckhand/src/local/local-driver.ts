@@ -10,7 +10,7 @@ import { domRuntime } from "../browser/in-page.ts";
 import { DEFAULT_VIEWPORT, launchChrome } from "../browser/launch.ts";
 import type { Page } from "../browser/page.ts";
 import { ActionCache } from "../cache/action-cache.ts";
-import type { Deadline } from "../deadline.ts";
+import { callLogText, type Deadline, withoutCallLog } from "../deadline.ts";
 import type {
   ActCall,
   AgentCall,
@@ -37,6 +37,7 @@ import { takeSnapshot } from "../snapshot/snapshot.ts";
 import {
   type Action,
   type ActResult,
+  CALL_LOG,
   type DeckhandMetrics,
   type ModelConfiguration,
   RECORDED_STEPS,
@@ -188,9 +189,15 @@ export class LocalDriver implements Driver {
     // What the result says is written from the page (element names, errors): a variable's value
     // the page shows appears as its %name%, as it did to the model.
     const mask = (text: string) => this.log.redactor.mask(text);
+    // A failed act says what it tried: its message ends with the operation's call log (masked as
+    // it was written), in place of the part of it a failure's own message carried.
+    const callLog = result.success ? [] : deadline.callLog.lines();
     const masked: ActResult = {
       ...result,
-      message: mask(result.message),
+      message:
+        callLog.length > 0
+          ? withoutCallLog(mask(result.message)) + callLogText(callLog)
+          : mask(result.message),
       actionDescription: mask(result.actionDescription),
       ...(result.actions
         ? { actions: result.actions.map((a) => ({ ...a, description: mask(a.description) })) }
@@ -199,6 +206,7 @@ export class LocalDriver implements Driver {
     // The recorded steps (not an enumerable field, so not copied above) go on to the facade.
     const steps = (done as { [RECORDED_STEPS]?: unknown })[RECORDED_STEPS];
     if (steps) Object.defineProperty(masked, RECORDED_STEPS, { value: steps, enumerable: false });
+    if (callLog.length > 0) Object.defineProperty(masked, CALL_LOG, { value: callLog, enumerable: false });
     return masked;
   }
 
@@ -264,7 +272,7 @@ export class LocalDriver implements Driver {
       ignoreSelectors: call.ignoreSelectors,
       tokenBudget: false,
       domSettleTimeout: this.options.domSettleTimeout,
-      signal: deadline.signal,
+      deadline,
     });
     // The page as a model would see it: a variable's value the page shows is its %name%.
     return this.log.redactor.mask(snapshot.text);

@@ -5,6 +5,7 @@
 
 import { targetHandle } from "../browser/element-target.ts";
 import { calmFor } from "../browser/settle.ts";
+import { withoutCallLog } from "../deadline.ts";
 import { type Target, targetAt } from "../snapshot/describe.ts";
 import { recordLocators } from "../snapshot/locators.ts";
 import {
@@ -43,8 +44,12 @@ export function actResult(
   );
 }
 
+/**
+ * An error as a result's sentence (or the model's next prompt): its message without the call log it
+ * may end with; a failed act's result ends with the whole operation's log instead (LocalDriver.act).
+ */
 export function failureText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return withoutCallLog(error instanceof Error ? error.message : String(error));
 }
 
 /** How long an element that left the page has to come back (a re-render) before it counts as gone. */
@@ -63,10 +68,11 @@ export async function whatIsAt(
   options: { xpath: boolean },
 ): Promise<Target | undefined> {
   const describe = { ...options, locators: true };
-  const look = () => targetAt(ctx.page, selector, { timeout: 0, signal: ctx.deadline.signal }, describe);
   try {
     try {
-      return await look();
+      return await ctx.deadline.withLimit(`finding ${selector}`, 0, (once) =>
+        targetAt(ctx.page, selector, { deadline: once }, describe),
+      );
     } catch {
       ctx.deadline.check();
     }
@@ -75,11 +81,8 @@ export async function whatIsAt(
     // waiting there would only delay the self-heal.
     const wait = ELEMENT_RETURN_MS - (await calmFor(ctx.page, ctx.deadline));
     if (wait <= 0) return undefined;
-    return await targetAt(
-      ctx.page,
-      selector,
-      { timeout: ctx.deadline.cap(wait), signal: ctx.deadline.signal },
-      describe,
+    return await ctx.deadline.withLimit(`finding ${selector} again`, wait, (deadline) =>
+      targetAt(ctx.page, selector, { deadline }, describe),
     );
   } catch (error) {
     ctx.deadline.check();

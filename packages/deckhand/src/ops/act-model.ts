@@ -141,7 +141,7 @@ async function actByModel(ctx: OperationContext, params: ActParams): Promise<Act
       : await takeSnapshot(ctx.page, {
           instruction,
           domSettleTimeout: ctx.domSettleTimeout,
-          signal: ctx.deadline.signal,
+          deadline: ctx.deadline,
         });
     ctx.deadline.check();
     const { answer, problem } = await askForStep(
@@ -336,9 +336,9 @@ async function dropTargetXPath(
     return (await snapshot.element(dropId)).xpath;
   }
   const frame = sourceId >= 0 ? snapshot.frameOf(sourceId) : snapshot.page.mainFrame();
-  const { handle } = await frame
-    .locator(`text=${JSON.stringify(target.trim())}`)
-    .resolve({ timeout: ctx.deadline.cap(500), signal: ctx.deadline.signal });
+  const { handle } = await ctx.deadline.withLimit("finding the drop target", 500, (deadline) =>
+    frame.locator(`text=${JSON.stringify(target.trim())}`).resolve({ deadline }),
+  );
   try {
     return await absoluteXPath(frame, handle);
   } finally {

@@ -41,16 +41,6 @@ export interface StepContext {
 }
 
 /**
- * Options of one locator wait of a step: ACTION_TIMEOUT, never past the operation's deadline, and
- * its cancellation (an abandoned operation must not act later: a click that waited for an overlay
- * to go away would otherwise still land after the caller got ServiceTimeoutError).
- */
-function waitOptions(step: StepContext, limit = ACTION_TIMEOUT): { timeout: number; signal: AbortSignal } {
-  step.deadline.check();
-  return { timeout: step.deadline.cap(limit), signal: step.deadline.signal };
-}
-
-/**
  * Runs `method` on the target (or the page) with real input events and checks that it applied.
  * The target was found once, before the step: every call of the step uses that node (no lookup
  * again), so the element acted on is the one that was checked. `args` may hold `%name%`
@@ -73,15 +63,30 @@ export async function runStep(
   }
   const value = written ? substitute(written, variables) : (spec.argument?.fallback ?? "");
   const locator = target ? step.page.locatorFor(target.element, target.selector) : undefined;
+  // Each locator wait of the step runs under a step of the operation's deadline limited to
+  // ACTION_TIMEOUT (one of the documented exceptions in deadline.ts): the wait then fails with
+  // what it waited for; the operation's own end (or its caller's cancel) still stops it at once,
+  // and nothing acts after that.
+  const waits: Deadline[] = [];
   const methodStep: MethodStep = {
     page: step.page,
     locator,
     selector: target?.selector ?? "the page",
     value,
-    wait: () => waitOptions(step),
+    wait: (limitMs = ACTION_TIMEOUT) => {
+      step.deadline.check();
+      const wait = step.deadline.limited(`${method} ${target?.selector ?? "the page"}`, limitMs);
+      waits.push(wait);
+      return { deadline: wait };
+    },
   };
-  const ran = await spec.run(methodStep);
-  await spec.check(methodStep, ran);
+  let ran: unknown;
+  try {
+    ran = await spec.run(methodStep);
+    await spec.check(methodStep, ran);
+  } finally {
+    for (const wait of waits) wait.dispose();
+  }
   if (spec.typesText && target) {
     await noteTypedText(step, target, {
       before: spec.typesText === "appends" ? ((ran as string | null) ?? "") : "",
@@ -102,7 +107,9 @@ async function noteTypedText(
     if (await noteTyped(frame, await targetHandle(target.element), text)) return;
     // The typing made the page replace the field (a form that re-renders): the note belongs to the
     // field that shows the text now, found as the step's selector finds it.
-    const found = await step.page.deepLocator(target.selector).resolve({ timeout: 500 });
+    const found = await step.deadline.withLimit("finding the typed field again", 500, (deadline) =>
+      step.page.deepLocator(target.selector).resolve({ deadline }),
+    );
     try {
       await noteTyped(found.frame, found.handle, text);
     } finally {

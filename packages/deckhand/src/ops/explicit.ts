@@ -848,7 +848,7 @@ export async function actExplicitly(
       const snapshot = await takeSnapshot(ctx.page, {
         tokenBudget: false,
         domSettleTimeout: ctx.domSettleTimeout,
-        signal: ctx.deadline.signal,
+        deadline: ctx.deadline,
       });
       ctx.deadline.check();
       let found = await resolvePlan(snapshot, plan);

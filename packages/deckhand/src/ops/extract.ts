@@ -98,7 +98,7 @@ export async function extract(ctx: OperationContext, params: ExtractParams): Pro
     ignoreSelectors: params.ignoreSelectors,
     tokenBudget: false,
     domSettleTimeout: ctx.domSettleTimeout,
-    signal: ctx.deadline.signal,
+    deadline: ctx.deadline,
   });
   ctx.deadline.check();
 

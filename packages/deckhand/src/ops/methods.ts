@@ -17,8 +17,11 @@ export interface MethodStep {
   selector: string;
   /** arguments[0] with `%name%` variables replaced (or the method's fallback). */
   value: string;
-  /** The options of one wait for the element: a bounded timeout and the operation's cancellation. */
-  wait(): Required<TimeoutOption>;
+  /**
+   * The options of one wait for the element: a step of the operation's deadline limited to the
+   * step's action timeout (or `limitMs`), so the wait fails with its own explanation and call log.
+   */
+  wait(limitMs?: number): TimeoutOption;
 }
 
 export interface MethodSpec<Ran = unknown> {
@@ -54,8 +57,10 @@ function element(step: MethodStep): Locator {
 }
 
 /** What a field holds now, or null when it cannot be read (it left the page with the typing). */
-export async function fieldValue(locator: Locator): Promise<string | null> {
-  return locator.inputValue({ timeout: 500 }).catch(() => null);
+async function fieldValue(step: MethodStep): Promise<string | null> {
+  return element(step)
+    .inputValue(step.wait(500))
+    .catch(() => null);
 }
 
 function notApplied(step: MethodStep, verb: string, why: string): ServiceClickError {
@@ -131,7 +136,7 @@ const TABLE = {
     typesText: "replaces",
     run: (step) => element(step).fill(step.value, step.wait()),
     async check(step) {
-      const now = await fieldValue(element(step));
+      const now = await fieldValue(step);
       if (now !== null && now !== step.value)
         throw notApplied(step, "fill", "the text did not land in the field (it holds something else now)");
     },
@@ -144,12 +149,12 @@ const TABLE = {
     defaultFor: [],
     typesText: "appends",
     async run(step): Promise<string | null> {
-      const before = await fieldValue(element(step));
+      const before = await fieldValue(step);
       await element(step).type(step.value, step.wait());
       return before;
     },
     async check(step, before: string | null) {
-      const now = await fieldValue(element(step));
+      const now = await fieldValue(step);
       if (now !== null && before !== null && now !== before + step.value && now !== step.value)
         throw notApplied(
           step,

@@ -83,7 +83,7 @@ export async function observe(ctx: OperationContext, params: ObserveParams): Pro
       ignoreSelectors: params.ignoreSelectors,
       instruction: params.instruction,
       domSettleTimeout: ctx.domSettleTimeout,
-      signal: ctx.deadline.signal,
+      deadline: ctx.deadline,
     });
   const snapshot = await read();
   ctx.deadline.check();

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "../browser/page.ts";
-import type { DeckhandMetrics } from "../types.ts";
+import { CALL_LOG, type DeckhandMetrics } from "../types.ts";
 import { type ReportStep, renderSessionReport, reportCsp } from "./session-report.ts";
 import { captureStepScreenshot } from "./step-screenshot.ts";
 
@@ -69,6 +69,8 @@ export class ReportRecorder {
     try {
       value = await operation();
       result = asObject(value);
+      const callLog = (value as { [CALL_LOG]?: readonly string[] } | undefined)?.[CALL_LOG];
+      if (callLog) result = { ...result, callLog };
     } catch (error) {
       failed = true;
       failure = error;

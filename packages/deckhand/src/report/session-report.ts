@@ -8,6 +8,7 @@
 // says. Enlarging a screenshot is CSS (`:target`); the live view is an MJPEG stream in an <img>.
 
 import { createHash } from "node:crypto";
+import { splitCallLog } from "../deadline.ts";
 import type { ReplayTokenUsage } from "../types.ts";
 
 /** One operation of the session, as the report shows it. */
@@ -79,6 +80,7 @@ li.step.ok{border-left-color:var(--ok)}
 .meta{display:flex;gap:4px 14px;flex-wrap:wrap;color:var(--muted);font-size:12.5px;margin:4px 0 0;padding:0;list-style:none;font-variant-numeric:tabular-nums}
 .cache{font-weight:600}
 .error{color:var(--bad);font-weight:600;margin:6px 0 0;word-break:break-word}
+.calllog{margin:4px 0 0;padding:6px 8px 6px 26px;background:var(--chip);border-radius:6px;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-word}
 .message{margin:6px 0 0;word-break:break-word}
 details{margin-top:6px}
 summary{cursor:pointer;color:var(--accent);font-size:12.5px}
@@ -225,8 +227,28 @@ function renderSubsteps(result: Record<string, unknown>): string {
   return `<ol class="substeps" aria-label="Agent steps">${items.join("")}</ol>`;
 }
 
-function renderStep(step: ReportStep, n: number): string {
+/**
+ * A failed step's error and its call log (every wait and retry of the operation): the result's
+ * `callLog` (a LOCAL report), or the log the error's message ends with (the service's record).
+ */
+function failureAndLog(step: ReportStep): { failure: string | undefined; callLog: string[] } {
   const failure = stepFailure(step);
+  if (failure === undefined) return { failure, callLog: [] };
+  const { text: said, lines } = splitCallLog(failure);
+  const recorded = step.result.callLog;
+  const callLog =
+    Array.isArray(recorded) && recorded.every((line) => typeof line === "string") ? recorded : lines;
+  return { failure: said, callLog };
+}
+
+function renderCallLog(lines: readonly string[]): string {
+  if (lines.length === 0) return "";
+  const items = lines.map((line) => `<li>${escapeHtml(line)}</li>`).join("");
+  return `<ul class="calllog" aria-label="Call log">${items}</ul>`;
+}
+
+function renderStep(step: ReportStep, n: number): string {
+  const { failure, callLog } = failureAndLog(step);
   const instruction = stepInstruction(step);
   const usage = step.tokenUsage ?? {};
   const meta: string[] = [`<li>${escapeHtml(formatTime(step.timestamp))}</li>`];
@@ -246,6 +268,7 @@ function renderStep(step: ReportStep, n: number): string {
     `<span class="instruction">${escapeHtml(instruction)}</span></div>` +
     `<ul class="meta">${meta.join("")}</ul>` +
     (failure === undefined ? "" : `<p class="error" role="alert">Failed: ${escapeHtml(failure)}</p>`) +
+    renderCallLog(callLog) +
     (message ? `<p class="message">${escapeHtml(message)}</p>` : "") +
     renderSubsteps(step.result) +
     `<details><summary>Parameters and result</summary><pre>${escapeHtml(json(step.parameters))}</pre>` +

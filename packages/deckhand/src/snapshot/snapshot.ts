@@ -44,6 +44,11 @@ export interface SnapshotOptions {
   domSettleTimeout?: number;
   /** Stops the snapshot (its wait for the page to settle too) when it aborts, with its reason. */
   signal?: AbortSignal;
+  /**
+   * @internal The operation's deadline: the snapshot runs under it and writes to its call log
+   * (`signal` is then not read). Without it, takeSnapshot starts one from `signal`.
+   */
+  deadline?: Deadline;
 }
 
 /** What an id stands for. */
@@ -289,6 +294,7 @@ export class Snapshot {
 async function resolveIgnored(
   page: Page,
   selectors: string[],
+  deadline: Deadline,
 ): Promise<{ css: string[]; handles: Map<Frame, ElementHandle[]> }> {
   const css: string[] = [];
   const handles = new Map<Frame, ElementHandle[]>();
@@ -301,9 +307,9 @@ async function resolveIgnored(
     const locator = page.deepLocator(selector);
     const count = await locator.count().catch(() => 0);
     for (let i = 0; i < count; i++) {
-      const el = await locator
-        .nth(i)
-        .resolve({ timeout: 0 })
+      // One try (a limit of 0): the elements there now are the ones to leave out.
+      const el = await deadline
+        .withLimit("finding an ignored element", 0, (once) => locator.nth(i).resolve({ deadline: once }))
         .catch(() => undefined);
       if (el) handles.set(el.frame, [...(handles.get(el.frame) ?? []), el.handle]);
     }
@@ -313,6 +319,10 @@ async function resolveIgnored(
 
 /** Takes a snapshot of the page (all frames), or of the subtree `selector` names. */
 export async function takeSnapshot(page: Page, options: SnapshotOptions = {}): Promise<Snapshot> {
+  if (options.deadline) {
+    options.deadline.check();
+    return options.deadline.race(snapshotOf(page, options, options.deadline));
+  }
   const deadline = Deadline.start("takeSnapshot()", { signal: options.signal });
   try {
     return await deadline.race(snapshotOf(page, options, deadline));
@@ -329,11 +339,11 @@ export async function takeSnapshot(page: Page, options: SnapshotOptions = {}): P
  */
 async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadline): Promise<Snapshot> {
   const bound = options.domSettleTimeout ?? 30_000;
-  if (bound === 0) return (await readPage(page, options, { optimistic: false })).snapshot!;
-  const first = await readPage(page, options, { optimistic: true });
+  if (bound === 0) return (await readPage(page, options, deadline, { optimistic: false })).snapshot!;
+  const first = await readPage(page, options, deadline, { optimistic: true });
   if (first.snapshot) return first.snapshot;
   const settled = await waitForSettled(page, bound, deadline);
-  return (await readPage(page, options, { optimistic: false, pageState: settled.state })).snapshot!;
+  return (await readPage(page, options, deadline, { optimistic: false, pageState: settled.state })).snapshot!;
 }
 
 /**
@@ -343,6 +353,7 @@ async function snapshotOf(page: Page, options: SnapshotOptions, deadline: Deadli
 async function readPage(
   page: Page,
   options: SnapshotOptions,
+  deadline: Deadline,
   read: { optimistic: boolean; pageState?: PageState },
 ): Promise<{ snapshot: Snapshot | undefined }> {
   const frameStates: { frame: Frame; state: QuietState | null; changed: boolean }[] = [];
@@ -350,7 +361,10 @@ async function readPage(
   let root: { frame: Frame; handle: ElementHandle } | undefined;
   if (options.selector) {
     try {
-      root = await page.deepLocator(options.selector).resolve({ timeout: 0 });
+      // One try (a limit of 0): the subtree is read as the page is now.
+      root = await deadline.withLimit("finding the subtree", 0, (once) =>
+        page.deepLocator(options.selector!).resolve({ deadline: once }),
+      );
     } catch (error) {
       if (error instanceof ServiceError && !(error instanceof ServiceElementNotFoundError)) {
         throw new ServiceElementNotFoundError(options.selector, `(${error.message})`);
@@ -358,7 +372,7 @@ async function readPage(
       throw error;
     }
   }
-  const ignored = await resolveIgnored(page, options.ignoreSelectors ?? []);
+  const ignored = await resolveIgnored(page, options.ignoreSelectors ?? [], deadline);
   const sections: FrameSection[] = [];
   let nextId = 1;
 

@@ -3,6 +3,7 @@
 
 import type { AddressInfo } from "node:net";
 import { createServer } from "node:net";
+import { holdPage } from "@deckhand/testkit";
 import { Deckhand, type Page } from "deckhand";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
@@ -139,22 +140,28 @@ describe("goto()", () => {
   it("stops when its signal aborts: ServiceCancelledError at once, the page stops loading and stays usable", async () => {
     const before = fx.site.url("index.html");
     await page.goto(before);
-    const controller = new AbortController();
-    const started = Date.now();
-    const pending = page
-      .goto(fx.site.url("slow?ms=3000&body=late"), { signal: controller.signal })
-      .catch((e: unknown) => e);
-    setTimeout(() => controller.abort(), 200);
-    const error = await pending;
-    expect(error).toMatchObject({ name: "ServiceCancelledError" });
-    expect((error as Error).message).toContain("slow?ms=3000");
-    // Before the slow response came (at 3 s): the abort, not the response, ended the wait.
-    expect(Date.now() - started).toBeLessThan(2_800);
-    // Past the moment the slow response came: it never replaced the page.
-    await new Promise((resolve) => setTimeout(resolve, 3_300 - (Date.now() - started)));
-    expect(page.url()).toBe(before);
-    expect(await page.locator("#increment").count()).toBe(1);
-    expect(await page.goto(fx.site.url("form.html"))).toBe(200);
+    // A page the server answers only when the test lets it: the abort alone can end the wait, and
+    // the browser shows it let go by closing the request.
+    const held = holdPage(fx.site, "/held.html");
+    try {
+      const controller = new AbortController();
+      const pending = page
+        .goto(fx.site.url("held.html"), { signal: controller.signal })
+        .catch((e: unknown) => e);
+      await held.requested;
+      controller.abort();
+      const error = await pending;
+      expect(error).toMatchObject({ name: "ServiceCancelledError" });
+      expect((error as Error).message).toContain("held.html");
+      // The page stopped loading: the browser dropped the request. Answered now, it goes nowhere.
+      await held.dropped;
+      held.answer();
+      expect(page.url()).toBe(before);
+      expect(await page.locator("#increment").count()).toBe(1);
+      expect(await page.goto(fx.site.url("form.html"))).toBe(200);
+    } finally {
+      held.release();
+    }
   });
 
   it("with a signal that has already aborted does not navigate, and rejects with the abort reason", async () => {

@@ -50,9 +50,11 @@ async function waitForNoProcess(text: string) {
 const env = () => cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json") });
 
 // Each command is a Node process of its own that starts (and most launch) a browser: on a loaded
-// machine a test of four or five of them takes a minute, not the 30 s of one operation.
+// machine a test of four or five of them takes a minute, not the 30 s of one operation. The tests
+// run at once (each mostly waits for its processes; each keeps its own state file), except the
+// three that script answers of the shared model, which run one after the other.
 describe("deckhand", { timeout: 180_000 }, () => {
-  it("lists every tool of the definitions as a command", async () => {
+  it.concurrent("lists every tool of the definitions as a command", async () => {
     const run = await deckhand(["help"], env());
     expect(run.code).toBe(0);
     for (const tool of TOOLS) expect(run.stdout).toContain(`\n  ${tool.name.padEnd(11)} ${tool.title}\n`);
@@ -61,7 +63,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(act.stdout).toContain("--variables");
   });
 
-  it("carries out an explicit instruction with no key, printing JSON when not on a terminal", async () => {
+  it.concurrent("carries out an explicit instruction with no key, printing JSON when not on a terminal", async () => {
     const run = await deckhand(["act", site.url("explicit/login.html"), "click the Sign in button"], env());
     expect(run.code).toBe(0);
     expect(run.json).toMatchObject({
@@ -72,7 +74,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     });
   });
 
-  it("exits 3 when the instruction needs a model, saying why", async () => {
+  it.concurrent("exits 3 when the instruction needs a model, saying why", async () => {
     const run = await deckhand(["act", site.url("explicit/sections.html"), "click Save"], env());
     expect(run.code).toBe(3);
     expect(run.json).toMatchObject({
@@ -87,13 +89,13 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(message).not.toContain("llmClient");
   });
 
-  it("exits 1 when the operation was not done", async () => {
+  it.concurrent("exits 1 when the operation was not done", async () => {
     const run = await deckhand(["act", site.url("explicit/decoys.html"), "click Submit order"], env());
     expect(run.code).toBe(1);
     expect(run.json).toMatchObject({ ok: false, result: { success: false } });
   });
 
-  it("exits 2 on a usage mistake: one JSON object on stdout with the usage, as every outcome off a terminal", async () => {
+  it.concurrent("exits 2 on a usage mistake: one JSON object on stdout with the usage, as every outcome off a terminal", async () => {
     const usageError = (run: { json: Record<string, unknown> }) =>
       run.json.error as { name: string; message: string; usage: string };
     const unknown = await deckhand(["act", site.url("explicit/login.html"), "x", "--nope"], env());
@@ -117,7 +119,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     });
   });
 
-  it("exits 6 when the service --remote names does not answer, naming --remote", async () => {
+  it.concurrent("exits 6 when the service --remote names does not answer, naming --remote", async () => {
     const closed = await new Promise<number>((resolve) => {
       const server = createServer();
       server.listen(0, "127.0.0.1", () => {
@@ -167,7 +169,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     }
   });
 
-  it("writes a screenshot to the file -o names", async () => {
+  it.concurrent("writes a screenshot to the file -o names", async () => {
     const file = join(dir, "shot.png");
     const run = await deckhand(["screenshot", site.url("explicit/login.html"), "-o", file], env());
     expect(run.code).toBe(0);
@@ -175,7 +177,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(readFileSync(file).subarray(1, 4).toString()).toBe("PNG");
   });
 
-  it("takes %variables% from DECKHAND_VAR_ and keeps their values out of its output", async () => {
+  it.concurrent("takes %variables% from DECKHAND_VAR_ and keeps their values out of its output", async () => {
     const state = join(dir, "vars-state.json");
     const e = cleanEnv({ DECKHAND_CLI_STATE: state, DECKHAND_VAR_email: "ann.secret@example.com" });
     try {
@@ -192,7 +194,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     }
   });
 
-  it("chains commands on one browser with --keep-open, and close ends it and its profile", async () => {
+  it.concurrent("chains commands on one browser with --keep-open, and close ends it and its profile", async () => {
     const state = join(dir, "chain-state.json");
     const e = cleanEnv({ DECKHAND_CLI_STATE: state });
     const first = await deckhand(
@@ -222,7 +224,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(await waitForNoProcess(kept.userDataDir)).toEqual([]);
   });
 
-  it("exports the commands of a --keep-open browser as a Playwright spec with export -o", async () => {
+  it.concurrent("exports the commands of a --keep-open browser as a Playwright spec with export -o", async () => {
     const state = join(dir, "export-state.json");
     const e = cleanEnv({ DECKHAND_CLI_STATE: state });
     const file = join(dir, "recorded.spec.ts");
@@ -247,7 +249,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(existsSync(`${state}.record.json`)).toBe(false);
   });
 
-  it("exports a saved LOCAL report's run with export --from-report, and says clearly when a file has none", async () => {
+  it.concurrent("exports a saved LOCAL report's run with export --from-report, and says clearly when a file has none", async () => {
     const dh = await startDeckhand({}, { report: join(dir, "reports") });
     let file: string;
     try {
@@ -276,7 +278,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(message).not.toContain("secret text");
   });
 
-  it("ends a kept browser no command used for --idle-timeout, with its profile, even when its state file is gone", async () => {
+  it.concurrent("ends a kept browser no command used for --idle-timeout, with its profile, even when its state file is gone", async () => {
     const state = join(dir, "idle-state.json");
     const e = cleanEnv({ DECKHAND_CLI_STATE: state });
     const first = await deckhand(
@@ -300,7 +302,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     expect(existsSync(kept.userDataDir)).toBe(false);
   });
 
-  it("counts a kept browser's idle time from the last command that used it", async () => {
+  it.concurrent("counts a kept browser's idle time from the last command that used it", async () => {
     const state = join(dir, "use-state.json");
     const e = cleanEnv({ DECKHAND_CLI_STATE: state });
     try {
@@ -318,7 +320,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     }
   });
 
-  it("refuses an --idle-timeout that is no duration", async () => {
+  it.concurrent("refuses an --idle-timeout that is no duration", async () => {
     const run = await deckhand(["text", "--keep-open", "--idle-timeout", "forever"], env());
     expect(run.code).toBe(2);
     // Off a terminal a usage mistake is one JSON object on stdout.
@@ -356,7 +358,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     }
   });
 
-  it.skipIf(!existsSync("/usr/bin/script"))(
+  it.skipIf(!existsSync("/usr/bin/script")).concurrent(
     "on a terminal, says what it did, the result and the tokens, with progress",
     async () => {
       const args = [...NODE_ARGS, "act", site.url("explicit/login.html"), "check Remember me"];
@@ -376,7 +378,7 @@ describe("deckhand", { timeout: 180_000 }, () => {
     },
   );
 
-  it("works in a session of a service with --remote and PLATFORM_API_KEY", async () => {
+  it.concurrent("works in a session of a service with --remote and PLATFORM_API_KEY", async () => {
     const service = await startTestService();
     try {
       const run = await deckhand(

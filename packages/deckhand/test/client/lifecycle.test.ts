@@ -85,6 +85,12 @@ describe("init() and close()", () => {
   });
 });
 
+/**
+ * "At once" in this file: well under the 30-s limits an operation would otherwise wait out, and
+ * beyond what a busy machine's delays reach.
+ */
+const STALL_MS = 10_000;
+
 describe("a browser that dies under Deckhand", () => {
   test("pending calls fail promptly with ServiceBrowserClosedError, nothing hangs", async () => {
     const dh = await startDeckhand();
@@ -104,7 +110,9 @@ describe("a browser that dies under Deckhand", () => {
     const started = Date.now();
     await expect(pending).rejects.toBeInstanceOf(ServiceError);
     await expect(navigation).rejects.toBeInstanceOf(ServiceError);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    // Promptly: the evaluate never ends by itself and the navigation's limit is 30 s. The bound is
+    // one only a stall reaches, not a measure of speed (a loaded machine takes seconds).
+    expect(Date.now() - started).toBeLessThan(STALL_MS);
     await expect(page.evaluate("1")).rejects.toBeInstanceOf(ServiceBrowserClosedError);
     await dh.close();
     expect(await waitForNoChrome(profile)).toEqual([]);
@@ -112,7 +120,7 @@ describe("a browser that dies under Deckhand", () => {
 });
 
 describe("a browser that dies while an operation waits on the model", () => {
-  test("the pending extract and every later operation fail within a second with ServiceBrowserClosedError", async () => {
+  test("the pending extract and every later operation fail at once with ServiceBrowserClosedError", async () => {
     const [model, site] = await Promise.all([startScriptedModel(), startFixtureServer()]);
     const dh = await startDeckhand(
       {},
@@ -155,7 +163,8 @@ describe("a browser that dies while an operation waits on the model", () => {
       }
       const killed = Date.now();
       const outcome = await pending;
-      expect(Date.now() - killed).toBeLessThan(1_000);
+      // The model never answers unless released, and an operation's limit is 30 s.
+      expect(Date.now() - killed).toBeLessThan(STALL_MS);
       expect(outcome).toMatchObject({ error: expect.any(ServiceBrowserClosedError) });
       release();
       // Later operations fail at once too, with no model call.
@@ -167,7 +176,7 @@ describe("a browser that dies while an operation waits on the model", () => {
       ]) {
         const started = Date.now();
         await expect(later()).rejects.toBeInstanceOf(ServiceBrowserClosedError);
-        expect(Date.now() - started).toBeLessThan(1_000);
+        expect(Date.now() - started).toBeLessThan(STALL_MS);
       }
       expect(model.callCount).toBe(calls);
       await dh.close();

@@ -72,4 +72,30 @@ describe("renderSessionReport", () => {
     expect(csp).toMatch(/style-src 'sha256-[A-Za-z0-9+/=]+'/);
     expect(csp).toContain("img-src 'self'");
   });
+
+  it("shows a failed step's call log as a list: from the error's message, as the service records it", () => {
+    const html = renderSessionReport({
+      title: "Session",
+      steps: [
+        {
+          method: "act",
+          pageUrl: "https://shop.example/",
+          parameters: { input: "click buy" },
+          result: {
+            success: false,
+            message:
+              'Not done: Could not click "#buy": it is covered by another element: <div id="consent">.\nCall log:\n' +
+              '  - click: waiting for locator("#buy")\n  - <div id="consent"> intercepts pointer events - retrying x 9',
+          },
+          timestamp: 1_700_000_000_000,
+        },
+      ],
+    });
+    expect(html).toContain(
+      '<ul class="calllog" aria-label="Call log"><li>click: waiting for locator(&quot;#buy&quot;)</li>' +
+        "<li>&lt;div id=&quot;consent&quot;&gt; intercepts pointer events - retrying x 9</li></ul>",
+    );
+    // The error line itself stops where the log begins.
+    expect(html).toMatch(/Failed: Not done: Could not click &quot;#buy&quot;: [^<]*consent&quot;&gt;\.<\/p>/);
+  });
 });

@@ -111,6 +111,8 @@ const withModel = () =>
     OPENAI_API_KEY: "sk-test-examples-0123456789",
   });
 
+// The examples that need no scripted model answers run at once (each is a process that mostly
+// waits for its browser); the two that script the shared model run one after the other.
 describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
   it("scrape-list.ts: the shirts as typed data", async () => {
     model.on(match.schemaName("extract"), () => ({
@@ -158,7 +160,7 @@ describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
     }
   });
 
-  it("login-with-variables.ts: signed in, with no model and the password nowhere", async () => {
+  it.concurrent("login-with-variables.ts: signed in, with no model and the password nowhere", async () => {
     const ran = await example("login-with-variables.ts", freshEnv());
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout.match(/^ok: /gm)).toHaveLength(4);
@@ -167,20 +169,20 @@ describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
     expect(ran.stdout + ran.stderr).not.toContain("correct horse battery");
   });
 
-  it("custom-llm-client.ts: a model of one's own", async () => {
+  it.concurrent("custom-llm-client.ts: a model of one's own", async () => {
     const ran = await example("custom-llm-client.ts", freshEnv());
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain("In your cart: Green shirt.");
   });
 
-  it("playwright-page.ts: Playwright and Deckhand on one page", async () => {
+  it.concurrent("playwright-page.ts: Playwright and Deckhand on one page", async () => {
     const ran = await example("playwright-page.ts", freshEnv());
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain("In your cart: Blue shirt.");
     expect(ran.stdout).toContain("Full name: Grace Hopper, country: Spain");
   });
 
-  it("mcp-client.ts: an MCP client driving the shop", async () => {
+  it.concurrent("mcp-client.ts: an MCP client driving the shop", async () => {
     const ran = await example("mcp-client.ts", freshEnv());
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain(
@@ -189,14 +191,14 @@ describe("examples/", { timeout: TEST_LIMIT_MS }, () => {
     expect(ran.stdout).toContain("[13] checkbox: Gift wrap checked");
   });
 
-  it("service.ts: REMOTE mode against a service it starts", async () => {
+  it.concurrent("service.ts: REMOTE mode against a service it starts", async () => {
     const ran = await example("service.ts", freshEnv());
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toMatch(/Session [0-9a-f-]{36}/);
     expect(ran.stdout).toContain("Welcome back! You are signed in.");
   });
 
-  it("cli.sh: commands chained on one kept browser, nothing left running after it", {
+  it.concurrent("cli.sh: commands chained on one kept browser, nothing left running after it", {
     timeout: TEST_LIMIT_MS,
   }, async () => {
     const state = join(dir, "cli.json");

@@ -57,7 +57,7 @@ describe("the labelled set of explicit instructions, with no model", () => {
   const title = (c: ExplicitCase) => `${c.page}: ${c.instruction}`;
 
   it.each(EXPLICIT_CASES.map((c) => [title(c), c] as const))("%s", async (_, c: ExplicitCase) => {
-    const seen = await runExplicitCase(dh, (p) => site.url(p), c, isModelError);
+    const seen = await runExplicitCase(dh, (p) => site.url(p), c, isModelError, { reusePage: true });
     if (seen.result === "model") expect(seen.message).toContain(JSON.stringify(c.instruction));
     if (c.expect !== "model" && c.expect !== "not-done") expect(seen.message).toMatch(/without a model/);
     expect(judgeExplicit(c, seen), JSON.stringify({ ...seen, ms: undefined })).toBe("as-labelled");
@@ -66,7 +66,7 @@ describe("the labelled set of explicit instructions, with no model", () => {
   it.each(EXPLICIT_HELD_OUT.map((c) => [`held out: ${title(c)}`, c] as const))(
     "%s",
     async (_, c: ExplicitCase) => {
-      const seen = await runExplicitCase(dh, (p) => site.url(p), c, isModelError);
+      const seen = await runExplicitCase(dh, (p) => site.url(p), c, isModelError, { reusePage: true });
       expect(judgeExplicit(c, seen), JSON.stringify({ ...seen, ms: undefined })).toMatch(
         /^(?:as-labelled|refused)$/,
       );

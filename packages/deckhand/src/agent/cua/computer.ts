@@ -278,10 +278,7 @@ export class Computer {
         await this.deadline.sleep(action.ms);
         break;
       case "goto":
-        await page.goto(webUrl(action.url), {
-          signal: this.deadline.signal,
-          waitUntil: "domcontentloaded",
-        });
+        await page.goto(webUrl(action.url), { deadline: this.deadline, waitUntil: "domcontentloaded" });
         break;
       case "back":
       case "forward":
@@ -307,7 +304,7 @@ export class Computer {
   }
 
   private async navigate(direction: "back" | "forward"): Promise<void> {
-    const options = { signal: this.deadline.signal, waitUntil: "domcontentloaded" as const };
+    const options = { deadline: this.deadline, waitUntil: "domcontentloaded" as const };
     if (direction === "back") await this.page.goBack(options);
     else await this.page.goForward(options);
   }

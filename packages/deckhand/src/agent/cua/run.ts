@@ -63,7 +63,11 @@ export async function runComputerUse(ctx: CuaRunContext): Promise<CuaRunResult> 
     ...(ctx.model.baseURL ? { baseURL: ctx.model.baseURL } : {}),
     ...(ctx.model.headers ? { headers: ctx.model.headers } : {}),
   });
-  const deadline = Deadline.start("agent.execute (computer use)", ctx.signal ? { signal: ctx.signal } : {});
+  // Under the agent operation's deadline when it runs for the facade; a caller that gave none (its
+  // own tests) starts one here from its signal.
+  const deadline = ctx.deadline
+    ? ctx.deadline.child("agent.execute (computer use)")
+    : Deadline.start("agent.execute (computer use)", ctx.signal ? { signal: ctx.signal } : {});
   const values = variableValues(ctx.variables);
   const substitute = (text: string) => {
     let secret = false;

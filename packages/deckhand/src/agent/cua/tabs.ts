@@ -67,12 +67,13 @@ export class TabWatch {
     this.opened = undefined;
     if (opened && !opened.isClosed()) {
       await this.switchTo(opened);
-      await opened
-        .waitForLoadState("domcontentloaded", {
-          timeout: this.deadline.cap(NEW_TAB_MS),
-          signal: this.deadline.signal,
-        })
-        .catch(() => undefined);
+      // A tab that does not load in time is followed anyway: a limit of its own, within the run's.
+      const load = this.deadline.child("waiting for the new tab to load", NEW_TAB_MS);
+      try {
+        await opened.waitForLoadState("domcontentloaded", { deadline: load }).catch(() => undefined);
+      } finally {
+        load.dispose();
+      }
       this.deadline.check();
       return true;
     }

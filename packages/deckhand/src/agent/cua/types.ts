@@ -1,6 +1,7 @@
 // The contract of computer-use mode: what the agent hands runComputerUse, and what it gets back.
 
 import type { Page } from "../../browser/page.ts";
+import type { Deadline } from "../../deadline.ts";
 import type { Variables } from "../../types.ts";
 
 /** The providers whose own computer-use tool Deckhand drives. */
@@ -80,6 +81,8 @@ export interface CuaRunContext {
   /** Replaces the default system prompt. */
   systemPrompt?: string;
   signal?: AbortSignal;
+  /** The agent operation's deadline: the run is a step of it (`signal` is then not read). */
+  deadline?: Deadline;
   /** Values typed where the model writes %name%; the model sees the names (and descriptions) only. */
   variables?: Variables;
   /** Show where the pointer goes (a dot on the page that follows the mouse). */
