@@ -60,6 +60,33 @@ function installOrder(name: string, main: InjectedModule<unknown>): InjectedModu
 }
 
 /**
+ * A module's source as the page compiles it: without its indentation, blank lines and whole-line
+ * comments (every document compiles the scripts it is sent, so their size is paid in each). Line
+ * breaks stay where they are, so no statement is joined to another. Only a line break inside a
+ * literal could change meaning: a source with a line that leaves a template literal open (an odd
+ * number of backticks), continues a string (a trailing backslash) or opens a block comment after
+ * code is sent as it is.
+ */
+export function compactSource(source: string): string {
+  const code: string[] = [];
+  let inComment = false;
+  for (const line of source.split("\n")) {
+    let text = line.trim();
+    if (inComment || text.startsWith("/*")) {
+      const end = text.indexOf("*/", inComment ? 0 : 2);
+      inComment = end < 0;
+      if (inComment) continue;
+      text = text.slice(end + 2).trim();
+    }
+    if (text === "" || text.startsWith("//")) continue;
+    const opensComment = text.lastIndexOf("/*") > text.lastIndexOf("*/");
+    if ((text.split("`").length - 1) % 2 === 1 || text.endsWith("\\") || opensComment) return source;
+    code.push(text);
+  }
+  return code.join("\n");
+}
+
+/**
  * The statements that install `order` as `m0`, `m1`, ...: `installed(module)` names an object that
  * exists already (a base's module), else the module's own source is run.
  */
@@ -71,7 +98,7 @@ function installLines(
     const existing = installed(module);
     if (existing !== undefined) return `const m${i} = ${existing};`;
     const args = module.dependencies.map((d) => `m${order.indexOf(d)}`).join(", ");
-    return `const m${i} = (${module.install.toString()})(${args});`;
+    return `const m${i} = (${compactSource(module.install.toString())})(${args});`;
   });
   const all = order.map((_, i) => `m${i}`).join(", ");
   lines.push(`Object.defineProperty(m${order.length - 1}, ${MODULES_KEY}, { value: [${all}] });`);

@@ -7,6 +7,7 @@
 import type { Page } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  compactSource,
   defineInjectedModule,
   defineInjectedScript,
   extendInjectedScript,
@@ -93,21 +94,70 @@ describe("an extension of an injected script", () => {
   });
 
   it("sends only the modules the base does not have", () => {
-    expect(extension.source).not.toContain("count += 1");
-    expect(base.source).toContain("count += 1");
+    expect(extension.source).not.toContain("count += 1;");
+    expect(base.source).toContain("count += 1;");
   });
 });
 
 describe("the outline script", () => {
   it("compiled in every document, leaves out the record-time locator check", () => {
-    expect(outlineScript.source).toContain(installOutline.toString());
-    expect(outlineScript.source).not.toContain(installLocators.toString());
-    expect(outlineScript.source).not.toContain(installStepElement.toString());
+    const sent = (install: (...dependencies: never[]) => unknown) => compactSource(install.toString());
+    expect(outlineScript.source).toContain(sent(installOutline));
+    expect(outlineScript.source).not.toContain(sent(installLocators));
+    expect(outlineScript.source).not.toContain(sent(installStepElement));
     // The check's extension sends the check and its own names (they read unmasked values); the
     // outline and the roles come from the outline's object.
-    expect(stepScript.source).toContain(installLocators.toString());
-    expect(stepScript.source).toContain(installNames.toString());
-    expect(stepScript.source).not.toContain(installOutline.toString());
-    expect(stepScript.source).not.toContain(installRoles.toString());
+    expect(stepScript.source).toContain(sent(installLocators));
+    expect(stepScript.source).toContain(sent(installNames));
+    expect(stepScript.source).not.toContain(sent(installOutline));
+    expect(stepScript.source).not.toContain(sent(installRoles));
+  });
+});
+
+describe("a module's source as the page gets it", () => {
+  it("loses indentation, blank lines and whole-line comments, and nothing inside a literal", () => {
+    const source = [
+      "function install() {",
+      "  // a note",
+      "  /**",
+      "   * More notes.",
+      "   */",
+      '  const pad = "  "; // two spaces',
+      "",
+      "  const url = `//` + pad + `x`; /* kept */",
+      "  return { pad, url, re: /\\/\\// };",
+      "}",
+    ].join("\n");
+    const compact = compactSource(source);
+    expect(compact).toBe(
+      [
+        "function install() {",
+        'const pad = "  "; // two spaces',
+        "const url = `//` + pad + `x`; /* kept */",
+        "return { pad, url, re: /\\/\\// };",
+        "}",
+      ].join("\n"),
+    );
+    expect(new Function(`return (${compact})();`)()).toEqual(new Function(`return (${source})();`)());
+  });
+
+  it("is left as it is when a line break may be inside a literal", () => {
+    const template = "function install() {\n  return `a\n    b`;\n}";
+    expect(compactSource(template)).toBe(template);
+    const continued = 'function install() {\n  return "a\\\n    b";\n}';
+    expect(compactSource(continued)).toBe(continued);
+    const comment = "function install() {\n  let a = 1; /* a\n  b */\n  return a;\n}";
+    expect(compactSource(comment)).toBe(comment);
+  });
+
+  it("is what every script sends", () => {
+    for (const script of [outlineScript, stepScript]) {
+      for (const module of script.modules) {
+        const own = module.install.toString();
+        if (script.source.includes(compactSource(own))) continue;
+        // An extension's shared modules are the base's objects: not sent at all.
+        expect(script.base?.modules).toContain(module);
+      }
+    }
   });
 });
