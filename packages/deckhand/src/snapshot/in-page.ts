@@ -11,9 +11,13 @@ import {
   extendInjectedScript,
   type InjectedScript,
 } from "../browser/injected-script.ts";
+import { installElementKinds } from "./injected/element-kinds.ts";
 import { installLocators } from "./injected/locators.ts";
 import { installNames } from "./injected/names.ts";
 import { installOutline, type Outline } from "./injected/outline.ts";
+import { installOutlineLines } from "./injected/outline-lines.ts";
+import { installOutlineRegistry } from "./injected/outline-registry.ts";
+import { installOutlineStructures } from "./injected/outline-structures.ts";
 import { installRoles } from "./injected/roles.ts";
 import { installStates } from "./injected/states.ts";
 import { installStepElement, type StepElement } from "./injected/step-element.ts";
@@ -25,6 +29,10 @@ const roles = defineInjectedModule(installRoles);
 const values = defineInjectedModule(installValues);
 const names = defineInjectedModule(installNames, shadowAccess, roles, values, text);
 const states = defineInjectedModule(installStates, values, text);
+const lines = defineInjectedModule(installOutlineLines, text);
+const kinds = defineInjectedModule(installElementKinds);
+const structures = defineInjectedModule(installOutlineStructures, roles, lines);
+const registry = defineInjectedModule(installOutlineRegistry, xpathAccess);
 
 /** The outline: installed in every document as it appears (Browser.prewarm). */
 export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
@@ -38,6 +46,10 @@ export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
   states,
   values,
   text,
+  lines,
+  kinds,
+  structures,
+  registry,
 );
 
 // The locator check counts names as Playwright sees the page: a field's real value, not the
