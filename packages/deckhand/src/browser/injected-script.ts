@@ -87,22 +87,33 @@ export function compactSource(source: string): string {
 }
 
 /**
- * The statements that install `order` as `m0`, `m1`, ...: `installed(module)` names an object that
- * exists already (a base's module), else the module's own source is run.
+ * The statements that install `order` as `m0`, `m1`, ...: a module `base` has installed already is
+ * its object (on the base's object, `this` for an extension), any other is its own source, run.
  */
-function installLines(
-  order: readonly InjectedModule<unknown>[],
-  installed: (module: InjectedModule<unknown>) => string | undefined,
-): string[] {
+function installLines(order: readonly InjectedModule<unknown>[], base?: InjectedScript<unknown>): string[] {
   const lines = order.map((module, i) => {
-    const existing = installed(module);
-    if (existing !== undefined) return `const m${i} = ${existing};`;
+    const at = base ? base.modules.indexOf(module) : -1;
+    if (at >= 0) return `const m${i} = this[${MODULES_KEY}][${at}];`;
     const args = module.dependencies.map((d) => `m${order.indexOf(d)}`).join(", ");
     return `const m${i} = (${compactSource(module.install.toString())})(${args});`;
   });
   const all = order.map((_, i) => `m${i}`).join(", ");
   lines.push(`Object.defineProperty(m${order.length - 1}, ${MODULES_KEY}, { value: [${all}] });`);
   return lines;
+}
+
+/** A script of `main` and its dependencies, or, with `base`, an extension of that script. */
+function composeScript<T>(
+  name: string,
+  main: InjectedModule<T>,
+  base?: InjectedScript<unknown>,
+): InjectedScript<T> {
+  const order = installOrder(name, main as InjectedModule<unknown>);
+  const body = `${installLines(order, base).join("\n")}\nreturn m${order.length - 1};`;
+  const script = { name, main, modules: order };
+  return base
+    ? { ...script, base, source: `function() {\n${body}\n}` }
+    : { ...script, source: `(() => {\n${body}\n})()` };
 }
 
 /**
@@ -115,15 +126,7 @@ export function defineInjectedScript<T, D extends unknown[] = []>(
   install: (...dependencies: D) => T,
   ...dependencies: Modules<D>
 ): InjectedScript<T> {
-  const main = defineInjectedModule(install, ...dependencies);
-  const order = installOrder(name, main as InjectedModule<unknown>);
-  const lines = installLines(order, () => undefined);
-  return {
-    name,
-    main,
-    modules: order,
-    source: `(() => {\n${lines.join("\n")}\nreturn m${order.length - 1};\n})()`,
-  };
+  return composeScript(name, defineInjectedModule(install, ...dependencies));
 }
 
 /**
@@ -138,19 +141,7 @@ export function extendInjectedScript<T, D extends unknown[] = []>(
   install: (...dependencies: D) => T,
   ...dependencies: Modules<D>
 ): InjectedScript<T> {
-  const main = defineInjectedModule(install, ...dependencies);
-  const order = installOrder(name, main as InjectedModule<unknown>);
-  const lines = installLines(order, (module) => {
-    const at = base.modules.indexOf(module);
-    return at < 0 ? undefined : `this[${MODULES_KEY}][${at}]`;
-  });
-  return {
-    name,
-    main,
-    modules: order,
-    base,
-    source: `function() {\n${lines.join("\n")}\nreturn m${order.length - 1};\n}`,
-  };
+  return composeScript(name, defineInjectedModule(install, ...dependencies), base);
 }
 
 /** The methods of an injected object, for typed `Frame.invoke` calls. */
