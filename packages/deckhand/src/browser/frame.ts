@@ -279,12 +279,25 @@ export class Frame {
   private injectedObject(script: InjectedScript<unknown>, contextId: number): Promise<string> {
     let pending = this.installed.get(script.name);
     if (!pending) {
-      pending = this.session
-        .send("Runtime.evaluate", { expression: script.source, contextId, returnByValue: false })
-        .then((r) => {
-          if (r.exceptionDetails || !r.result.objectId) throw evalError(r.exceptionDetails);
-          return r.result.objectId;
-        });
+      const { base } = script;
+      const installing = base
+        ? // An extension is installed on its base's object (see extendInjectedScript).
+          this.injectedObject(base, contextId).then((objectId) =>
+            this.session.send("Runtime.callFunctionOn", {
+              objectId,
+              functionDeclaration: script.source,
+              returnByValue: false,
+            }),
+          )
+        : this.session.send("Runtime.evaluate", {
+            expression: script.source,
+            contextId,
+            returnByValue: false,
+          });
+      pending = installing.then((r) => {
+        if (r.exceptionDetails || !r.result.objectId) throw evalError(r.exceptionDetails);
+        return r.result.objectId;
+      });
       this.installed.set(script.name, pending);
       pending.catch(() => {
         if (this.installed.get(script.name) === pending) this.installed.delete(script.name);

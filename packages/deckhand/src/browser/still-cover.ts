@@ -6,7 +6,7 @@
 // and a later click on the same frame that meets the same cover on the unchanged page (the
 // self-heal's, the model's second choice) is told at once: it has been waited for already.
 
-import type { CoverState } from "./injected/dom-runtime.ts";
+import type { CoverState } from "./injected/hit-test.ts";
 
 /** How long a cover must stay still, on a page where nothing happens, to be reported. */
 export const STILL_COVER_MS = 1_000;

@@ -1,7 +1,8 @@
 // An MCP server of the tool definitions: each tool of TOOLS is an MCP tool with the same name,
-// description and input schema. Results are what an assistant can use: page text within a token
-// budget, JSON as text plus structured content, screenshots as image content; a failed operation
-// or an error is a tool error (`isError: true`) whose text says why.
+// description, input schema and annotations (whether it only reads, may do what cannot be undone,
+// reaches the open web). Results are what an assistant can use: page text within a token budget,
+// JSON as text plus structured content, screenshots as image content; a failed operation or an
+// error is a tool error (`isError: true`) whose text says why.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -86,7 +87,12 @@ export function createMcpServer(
   for (const tool of TOOLS) {
     server.registerTool(
       tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input },
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        annotations: { title: tool.title, ...tool.annotations },
+      },
       async (input: unknown) => {
         if (tool.name === "navigate") {
           const check = checkPageUrl((input as { url?: unknown }).url, {

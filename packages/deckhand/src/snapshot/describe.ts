@@ -10,7 +10,7 @@ import type { ElementHandle } from "../browser/injected-script.ts";
 import type { TimeoutOption } from "../browser/locator.ts";
 import type { Page } from "../browser/page.ts";
 import { frameXPathPrefix } from "../browser/xpath.ts";
-import { outlineScript } from "./in-page.ts";
+import { outlineScript, stepScript } from "./in-page.ts";
 import type { Located } from "./locators.ts";
 
 /**
@@ -58,19 +58,24 @@ export interface DescribeOptions {
 /**
  * The target of an element a handle points at. The handle becomes the target's. Two commands
  * (role and name, with the XPath and the locator check in the same call when asked for; the
- * backend node id), plus the iframe chain's XPath for an element in a child frame.
+ * backend node id), plus the iframe chain's XPath for an element in a child frame, and once per
+ * document the installation of the locator check (in-page.ts stepScript).
  */
 export async function describeTarget(
   frame: Frame,
   handle: ElementHandle,
   options: DescribeOptions,
 ): Promise<Target> {
+  const describing: Promise<{ role: string; name: string; xpath?: string; located?: Located }> =
+    options.locators
+      ? frame.invoke(stepScript, "describeForStep", handle, options.xpath)
+      : frame.invoke(outlineScript, "describeNode", handle, options.xpath);
   const [described, target, prefix] = await Promise.all([
-    frame.invoke(outlineScript, "describeForStep", handle, options.xpath, options.locators === true),
+    describing,
     targetOf(frame, handle),
     options.xpath ? frameXPathPrefix(frame) : undefined,
   ]);
-  const located: Located | undefined = described.located;
+  const located = described.located;
   return {
     ...target,
     role: described.role,

@@ -1,17 +1,23 @@
 // The snapshot's in-page code, composed from its modules (see browser/injected-script.ts): roles,
-// names, values and states apart from the walk that writes the outline, and the record-time
-// locator check in the same script, so that an act describes its element and checks its locators
-// in one evaluation (injected/step-element.ts).
+// names, values and states apart from the walk that writes the outline; and the record-time
+// locator check, an extension of the outline script installed in a document only when a step is
+// recorded there, so that an act describes its element and checks its locators in one evaluation
+// (injected/step-element.ts) while the outline every document compiles leaves the check out.
 
 import { quietness, shadowAccess, xpathAccess } from "../browser/in-page.ts";
 import {
   defineInjectedModule,
   defineInjectedScript,
+  extendInjectedScript,
   type InjectedScript,
 } from "../browser/injected-script.ts";
+import { installElementKinds } from "./injected/element-kinds.ts";
 import { installLocators } from "./injected/locators.ts";
 import { installNames } from "./injected/names.ts";
-import { installOutline } from "./injected/outline.ts";
+import { installOutline, type Outline } from "./injected/outline.ts";
+import { installOutlineLines } from "./injected/outline-lines.ts";
+import { installOutlineRegistry } from "./injected/outline-registry.ts";
+import { installOutlineStructures } from "./injected/outline-structures.ts";
 import { installRoles } from "./injected/roles.ts";
 import { installStates } from "./injected/states.ts";
 import { installStepElement, type StepElement } from "./injected/step-element.ts";
@@ -23,8 +29,14 @@ const roles = defineInjectedModule(installRoles);
 const values = defineInjectedModule(installValues);
 const names = defineInjectedModule(installNames, shadowAccess, roles, values, text);
 const states = defineInjectedModule(installStates, values, text);
+const lines = defineInjectedModule(installOutlineLines, text);
+const kinds = defineInjectedModule(installElementKinds);
+const structures = defineInjectedModule(installOutlineStructures, roles, lines);
+const registry = defineInjectedModule(installOutlineRegistry, xpathAccess);
 
-const outline = defineInjectedModule(
+/** The outline: installed in every document as it appears (Browser.prewarm). */
+export const outlineScript: InjectedScript<Outline> = defineInjectedScript(
+  "outline",
   installOutline,
   shadowAccess,
   xpathAccess,
@@ -34,6 +46,10 @@ const outline = defineInjectedModule(
   states,
   values,
   text,
+  lines,
+  kinds,
+  structures,
+  registry,
 );
 
 // The locator check counts names as Playwright sees the page: a field's real value, not the
@@ -44,10 +60,14 @@ const unmaskedValues = defineInjectedModule(installValues);
 const unmaskedNames = defineInjectedModule(installNames, shadowAccess, roles, unmaskedValues, text);
 const locators = defineInjectedModule(installLocators, roles, unmaskedNames, text);
 
-/** The outline, and the record-time locator check (injected/locators.ts) on the same call. */
-export const outlineScript: InjectedScript<StepElement> = defineInjectedScript(
-  "outline",
+/**
+ * The record-time locator check (injected/locators.ts), with the outline's description of the
+ * same element in one call: installed on the outline's object when a step first needs it.
+ */
+export const stepScript: InjectedScript<StepElement> = extendInjectedScript(
+  outlineScript,
+  "step",
   installStepElement,
-  outline,
+  outlineScript.main,
   locators,
 );

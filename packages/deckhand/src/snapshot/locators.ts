@@ -7,7 +7,7 @@
 import type { Frame } from "../browser/frame.ts";
 import type { ElementHandle } from "../browser/injected-script.ts";
 import type { StepLocators } from "../types.ts";
-import { outlineScript } from "./in-page.ts";
+import { stepScript } from "./in-page.ts";
 import type { Locators } from "./injected/locators.ts";
 
 /** What the in-page check found for one element, before the frame chain and the secrets. */
@@ -25,7 +25,7 @@ export async function recordLocators(
   shows: (text: string) => boolean,
 ): Promise<StepLocators> {
   const [own, frames] = await Promise.all([
-    element.located ?? element.handle().then((handle) => frame.invoke(outlineScript, "locate", handle, [])),
+    element.located ?? element.handle().then((handle) => frame.invoke(stepScript, "locate", handle, [])),
     frameChain(frame),
   ]);
   const { tag } = own;
@@ -51,7 +51,7 @@ async function frameChain(frame: Frame): Promise<string[] | undefined> {
   try {
     const [above, own] = await Promise.all([
       frameChain(parent),
-      parent.invoke(outlineScript, "frameSelector", owner),
+      parent.invoke(stepScript, "frameSelector", owner),
     ]);
     if (above === undefined || own === null) return undefined;
     return [...above, own];

@@ -35,20 +35,32 @@ function inputs(tool: ToolDefinition): string {
     .join(", ");
 }
 
-/** The markdown table of every tool: name, what it does, inputs, the CLI form. */
+/** The MCP annotations in words: read-only or not, destructive, open world. */
+function hints(tool: ToolDefinition): string {
+  const { readOnlyHint, destructiveHint, openWorldHint } = tool.annotations;
+  return [
+    readOnlyHint ? "read-only" : "not read-only",
+    destructiveHint ? "destructive" : "",
+    openWorldHint ? "open world" : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** The markdown table of every tool: name, what it does, inputs, its MCP annotations, the CLI form. */
 export function toolsMarkdown(): string {
   const rows = TOOLS.map((tool) => {
     const args = [tool.onPage ? "[url]" : "", ...tool.positional.map((p) => `<${p}>`)]
       .filter(Boolean)
       .join(" ");
     const description = tool.description.replace(/\|/g, "\\|");
-    return `| \`${tool.name}\` | ${description} | ${inputs(tool)} | \`deckhand ${tool.name}${args ? ` ${args}` : ""}\` |`;
+    return `| \`${tool.name}\` | ${description} | ${inputs(tool)} | ${hints(tool)} | \`deckhand ${tool.name}${args ? ` ${args}` : ""}\` |`;
   });
   return [
     README_START,
     "",
-    "| Tool | What it does | Inputs | CLI |",
-    "|---|---|---|---|",
+    "| Tool | What it does | Inputs | MCP hints | CLI |",
+    "|---|---|---|---|---|",
     ...rows,
     "",
     README_END,

@@ -71,6 +71,13 @@ describe("/mcp on the service", () => {
     const { client } = await connect(service.apiKey);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
+    // Each with its annotations, as the stdio server lists them.
+    for (const tool of tools) {
+      const definition = TOOLS.find((t) => t.name === tool.name)!;
+      expect(tool.annotations).toEqual({ title: definition.title, ...definition.annotations });
+    }
+    expect(tools.find((t) => t.name === "screenshot")?.annotations?.readOnlyHint).toBe(true);
+    expect(tools.find((t) => t.name === "act")?.annotations?.destructiveHint).toBe(true);
     const nav = await client.callTool({
       name: "navigate",
       arguments: { url: site.url("explicit/login.html") },

@@ -51,6 +51,23 @@ describe("deckhand mcp (stdio)", () => {
     expect(act.inputSchema.required).toEqual(["instruction"]);
   });
 
+  it("lists each tool's annotations: its title, and whether it reads only, may destroy, reaches the web", async () => {
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      const definition = TOOLS.find((t) => t.name === tool.name)!;
+      expect(tool.annotations).toEqual({ title: definition.title, ...definition.annotations });
+    }
+    const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    expect(hints.text).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+    expect(hints.act).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
+    expect(hints.navigate).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      openWorldHint: true,
+    });
+    expect(hints.tabs).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
+  });
+
   it("drives a page through a task", async () => {
     const opened = await client.callTool({
       name: "navigate",

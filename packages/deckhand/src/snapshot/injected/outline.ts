@@ -1,20 +1,28 @@
 // The in-page half of a snapshot: one walk over a frame's composed tree (light DOM, open and
 // closed shadow roots, slots) that writes the outline text directly and remembers which element
 // each id stands for, then answers for those ids. What a line says comes from the modules it is
-// given: roles (roles.ts), names (names.ts), states and values (states.ts, values.ts). Iframes
-// become placeholder lines that the Node side replaces with the child frame's own outline.
+// given: roles (roles.ts), names (names.ts), states and values (states.ts, values.ts), what a
+// generic element is made for (element-kinds.ts); how lines are written (outline-lines.ts), lists
+// and tables (outline-structures.ts), and the ids' registry (outline-registry.ts) are modules of
+// their own too. Iframes become placeholder lines that the Node side replaces with the child
+// frame's own outline.
 //
 // Self-contained: `installOutline` is sent to the page as source text.
 
-import type { InPageFailure } from "../../browser/injected/dom-runtime.ts";
 import type { Quietness, QuietState } from "../../browser/injected/quiet.ts";
 import type { ShadowAccess } from "../../browser/injected/shadow-access.ts";
 import type { XPathAccess } from "../../browser/injected/xpath.ts";
+import type { ElementKinds } from "./element-kinds.ts";
 import type { Names } from "./names.ts";
+import type { OutlineLines, Run } from "./outline-lines.ts";
+import type { OutlineRegistry, Registry } from "./outline-registry.ts";
+import type { OutlineStructures, Walk } from "./outline-structures.ts";
 import type { Roles } from "./roles.ts";
 import type { States } from "./states.ts";
 import type { TextHelpers } from "./text.ts";
 import type { Values } from "./values.ts";
+
+export type { ElementDescription } from "./outline-registry.ts";
 
 export interface CaptureOptions {
   generation: number;
@@ -39,14 +47,6 @@ export interface CaptureResult {
   changesAfter: number;
 }
 
-export interface ElementDescription {
-  xpath: string;
-  role: string;
-  name: string;
-  tag: string;
-  url?: string;
-}
-
 /** Marker of the k-th iframe placeholder in a frame's text. */
 export const FRAME_MARKER_START = "\u0001";
 export const FRAME_MARKER_END = "\u0002";
@@ -60,26 +60,21 @@ export function installOutline(
   stateParts: States,
   values: Values,
   text: TextHelpers,
+  lines: OutlineLines,
+  kinds: ElementKinds,
+  structures: OutlineStructures,
+  registries: OutlineRegistry,
 ) {
   const { shadowRootOf, mayHideClosedRoot } = shadow;
   const { SKIP, INLINE, NAME_FROM_CONTENT, ACTIONABLE, LANDMARK, roleOf, outlineRole } = roles;
   const { nameOf, slotted } = names;
   const { states } = stateParts;
   const { collapse, clip } = text;
-
-  interface Registry {
-    elements: Element[];
-    meta: [string, string][];
-    iframes: Element[];
-  }
-  const registries = new Map<number, Registry>();
+  const { indent, emit, addText, addLines, flush, stripStates } = lines;
+  const { clickable, draggable, zeroSize, scrollable } = kinds;
+  const { listItem, prefixed, tableRows } = structures;
 
   // ---------- the walk ----------
-
-  /** A line of text being assembled: text pieces and the lines of inline elements, in order. */
-  interface Run {
-    parts: ({ text: string } | { lines: [number, string][]; name: string })[];
-  }
 
   function capture(options: CaptureOptions, root: Element | null, ...excluded: Element[]): CaptureResult {
     const quiet = quietness.quiet();
@@ -92,16 +87,12 @@ export function installOutline(
     root: Element | null,
     excluded: Element[],
   ): Omit<CaptureResult, "quiet" | "changesAfter"> {
-    const registry: Registry = { elements: [], meta: [], iframes: [] };
-    registries.set(options.generation, registry);
-    for (const g of registries.keys()) if (g < options.generation - 3) registries.delete(g);
+    const registry: Registry = registries.begin(options.generation);
     const out: string[] = [];
     const iframeDepths: number[] = [];
     const skip = new Set<Element>(excluded);
     const ignoreCss = options.ignoreCss.filter(Boolean);
     let unknownHosts = 0;
-    const indents: string[] = [];
-    const indent = (d: number) => (indents[d] ??= "  ".repeat(d));
 
     function ignored(el: Element): boolean {
       if (skip.has(el)) return true;
@@ -119,61 +110,6 @@ export function installOutline(
       registry.elements.push(el);
       registry.meta.push([role, name]);
       return options.idOffset + registry.elements.length;
-    }
-
-    function emit(target: string[], depth: number, line: string): void {
-      target.push(indent(depth) + line);
-    }
-
-    function addText(run: Run, text: string): void {
-      run.parts.push({ text });
-    }
-
-    /** Lines of an inline element; `name` is what it reads as inside a sentence. */
-    function addLines(run: Run, lines: string[], name = ""): void {
-      if (lines.length === 0) return;
-      const rel: [number, string][] = lines.map((line) => {
-        const body = line.trimStart();
-        return [(line.length - body.length) / 2, body];
-      });
-      run.parts.push({ lines: rel, name });
-    }
-
-    /**
-     * Writes a run: its text as one line, with the inline elements that sit inside the sentence
-     * listed under it ("Read the docs for more" / "[7] link: docs"); inline elements before the
-     * first or after the last word are lines of their own at the same level.
-     */
-    function flush(run: Run, depth: number, target: string[]): void {
-      const parts = run.parts;
-      run.parts = [];
-      let first = -1;
-      let last = -1;
-      parts.forEach((p, i) => {
-        if ("text" in p && p.text.trim()) {
-          if (first < 0) first = i;
-          last = i;
-        }
-      });
-      const lines = (from: number, to: number, extra: number) => {
-        for (let i = from; i < to; i++) {
-          const p = parts[i]!;
-          if ("lines" in p) for (const [rel, line] of p.lines) emit(target, depth + extra + rel, line);
-        }
-      };
-      if (first < 0) {
-        lines(0, parts.length, 0);
-        return;
-      }
-      lines(0, first, 0);
-      let text = "";
-      for (let i = first; i <= last; i++) {
-        const p = parts[i]!;
-        text += "text" in p ? p.text : ` ${p.name} `;
-      }
-      emit(target, depth, collapse(text).trim());
-      lines(first, last + 1, 1);
-      lines(last + 1, parts.length, 0);
     }
 
     function children(el: Element | ShadowRoot | Document): Iterable<Node> {
@@ -278,58 +214,6 @@ export function installOutline(
       addLines(run, lines, name);
     }
 
-    function stripStates(text: string): string {
-      return text.replace(
-        / (value=.*|checked|selected|disabled|expanded|collapsed|pressed|required|readonly|invalid|mixed)$/,
-        "",
-      );
-    }
-
-    function clickable(el: Element, tag: string, role: string): boolean {
-      if (role !== "generic") return false;
-      // Something made to be dragged is something to act on (drag and drop needs its id).
-      if (draggable(el)) return true;
-      const tabindex = el.getAttribute("tabindex");
-      if (tabindex !== null && Number(tabindex) >= 0) return true;
-      if (el.hasAttribute("onclick")) return true;
-      if (
-        tag === "span" ||
-        tag === "div" ||
-        tag === "li" ||
-        tag === "img" ||
-        tag === "svg" ||
-        el.localName.includes("-")
-      ) {
-        const parent = el.parentElement;
-        if (!parent) return false;
-        const own = hasOwnText(el) || tag === "img" || tag === "svg";
-        if (!own) return false;
-        return getComputedStyle(el).cursor === "pointer" && getComputedStyle(parent).cursor !== "pointer";
-      }
-      return false;
-    }
-
-    function draggable(el: Element): boolean {
-      return el.getAttribute("draggable") === "true";
-    }
-
-    function hasOwnText(el: Element): boolean {
-      for (let n = el.firstChild; n; n = n.nextSibling)
-        if (n.nodeType === Node.TEXT_NODE && (n as Text).data.trim()) return true;
-      return false;
-    }
-
-    function zeroSize(el: Element): boolean {
-      const rect = el.getBoundingClientRect();
-      return rect.width === 0 && rect.height === 0;
-    }
-
-    function scrollable(el: Element): boolean {
-      if (el.scrollHeight <= el.clientHeight + 4 && el.scrollWidth <= el.clientWidth + 4) return false;
-      const style = getComputedStyle(el);
-      return /(auto|scroll)/.test(style.overflowY + style.overflowX);
-    }
-
     function visit(el: Element, depth: number, target: string[], quiet: boolean): void {
       const tag = el.localName;
       if (SKIP.has(tag) || ignored(el) || el.getAttribute("aria-hidden") === "true") return;
@@ -400,7 +284,7 @@ export function installOutline(
       if (role === "table") {
         const name = nameOf(el, tag, role);
         emit(target, depth, name ? `table: ${clip(name, 100)}` : "table");
-        tableRows(el, depth + 1, target);
+        tableRows(walker, el, depth + 1, target);
         return;
       }
 
@@ -408,19 +292,19 @@ export function installOutline(
         for (const child of children(el)) {
           if (child.nodeType !== Node.ELEMENT_NODE) continue;
           const c = child as Element;
-          if (roleOf(c, c.localName) === "listitem") listItem(c, depth, target);
+          if (roleOf(c, c.localName) === "listitem") listItem(walker, c, depth, target);
           else visit(c, depth, target, quiet);
         }
         return;
       }
 
       if (role === "listitem") {
-        listItem(el, depth, target);
+        listItem(walker, el, depth, target);
         return;
       }
 
       if (role === "term" || role === "definition") {
-        prefixed(el, depth, target, `${role}: `);
+        prefixed(walker, el, depth, target, `${role}: `);
         return;
       }
 
@@ -456,92 +340,7 @@ export function installOutline(
       blockChildren(el, depth, target, quiet);
     }
 
-    function listItem(el: Element, depth: number, target: string[]): void {
-      // An item that is one control (a nav link, a menu entry) needs no bullet: its line says what it is.
-      const lines: string[] = [];
-      blockChildren(el, depth, lines, false);
-      if (lines.length === 1 && lines[0]!.trimStart().startsWith("[")) {
-        target.push(lines[0]!);
-        return;
-      }
-      prefixed(el, depth, target, "- ", lines);
-    }
-
-    /** The element's content with `prefix` on its first line ("- Apple", "term: CDP"). */
-    function prefixed(
-      el: Element,
-      depth: number,
-      target: string[],
-      prefix: string,
-      rendered?: string[],
-    ): void {
-      const lines = rendered ?? [];
-      if (!rendered) blockChildren(el, depth, lines, false);
-      if (lines.length === 0) return;
-      const pad = indent(depth);
-      const first = lines[0]!;
-      if (first.startsWith(pad) && first[pad.length] !== " ") {
-        lines[0] = `${pad}${prefix}${first.slice(pad.length)}`;
-        for (let i = 1; i < lines.length; i++) if (lines[i]!.startsWith(pad)) lines[i] = `  ${lines[i]}`;
-      } else {
-        target.push(`${pad}${prefix.trimEnd()}`);
-      }
-      for (const line of lines) target.push(line);
-    }
-
-    /** Rows as one line each (`Name | $12 | [7] link: Details`) when every cell fits on one line. */
-    function tableRows(table: Element, depth: number, target: string[]): void {
-      const rows: Element[] = [];
-      const collect = (node: Element | ShadowRoot) => {
-        for (const child of children(node)) {
-          if (child.nodeType !== Node.ELEMENT_NODE) continue;
-          const c = child as Element;
-          if (SKIP.has(c.localName) || ignored(c)) continue;
-          const role = roleOf(c, c.localName);
-          if (role === "row") rows.push(c);
-          else if (role === "rowgroup" || role === "generic" || role === "presentation" || role === "none")
-            collect(c);
-          else if (role === "caption") continue;
-          else visit(c, depth, target, false);
-        }
-      };
-      collect(table);
-      for (const row of rows) {
-        if (
-          row.getAttribute("aria-hidden") === "true" ||
-          (typeof row.checkVisibility === "function" && !row.checkVisibility())
-        )
-          continue;
-        const cells: string[][] = [];
-        let header = true;
-        let simple = true;
-        for (const child of children(row)) {
-          if (child.nodeType !== Node.ELEMENT_NODE) continue;
-          const cell = child as Element;
-          if (ignored(cell)) continue;
-          const role = roleOf(cell, cell.localName);
-          if (role !== "columnheader") header = false;
-          const lines: string[] = [];
-          blockChildren(cell, 0, lines, false);
-          if (lines.length > 1) simple = false;
-          cells.push(lines);
-        }
-        if (cells.length === 0) continue;
-        if (simple) {
-          // Rows are the table's lines; the "row" role is implied under "table" (two tokens a row saved).
-          const line = cells.map((c) => (c[0] ?? "").trim()).join(" | ");
-          emit(target, depth, header ? `header: ${line}` : line || "(empty row)");
-        } else {
-          emit(target, depth, header ? "header" : "row");
-          for (const lines of cells) {
-            if (lines.length === 0) continue;
-            emit(target, depth + 1, `cell: ${lines[0]!.trim()}`);
-            for (const line of lines.slice(1)) target.push(indent(depth + 1) + line);
-          }
-        }
-      }
-    }
-
+    const walker: Walk = { children, ignored, visit, blockChildren };
     const start = root ?? document.body ?? document.documentElement;
     if (start) {
       if (root && !INLINE.has(root.localName)) visit(root, 0, out, false);
@@ -556,56 +355,10 @@ export function installOutline(
     return { text, count: registry.elements.length, iframeDepths, unknownHosts };
   }
 
-  // ---------- looking ids up afterwards ----------
-
-  function describeOne(registry: Registry, generation: number, i: number): ElementDescription {
-    const el = registry.elements[i];
-    // Ids come from the snapshot that made this registry: a missing one is a bug, not the page.
-    if (!el) throw new Error(`no element ${i} in snapshot ${generation}`);
-    const [role, name] = registry.meta[i]!;
-    const description: ElementDescription = { xpath: xpaths.xpathOf(el), role, name, tag: el.localName };
-    const href = (el as HTMLAnchorElement).href;
-    if (typeof href === "string" && href) description.url = href;
-    return description;
-  }
-
-  function registryFor(generation: number): Registry | InPageFailure {
-    return (
-      registries.get(generation) ?? {
-        failed: "stale-snapshot",
-        detail: `snapshot ${generation} is gone (the page navigated or a newer snapshot replaced it)`,
-      }
-    );
-  }
-
-  function isFailure(value: Registry | InPageFailure): value is InPageFailure {
-    return "failed" in value;
-  }
-
   return {
     capture,
-
-    describe(generation: number, localIds: number[]): ElementDescription[] | InPageFailure {
-      const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      const all = () => localIds.map((i) => describeOne(registry, generation, i));
-      return localIds.length > 20 ? xpaths.withStepCache(all) : all();
-    },
-
-    /**
-     * The local ids, roles and names of the elements whose role is one of `roles`: what the
-     * outline recorded when it was taken, no XPath (cheap for every element of a large page).
-     */
-    withRoles(generation: number, roles: string[]): [number, string, string][] | InPageFailure {
-      const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      const wanted = new Set(roles);
-      const found: [number, string, string][] = [];
-      registry.meta.forEach(([role, name], i) => {
-        if (wanted.has(role)) found.push([i, role, name]);
-      });
-      return found;
-    },
+    describe: registries.describe,
+    withRoles: registries.withRoles,
 
     /**
      * Role and accessible name of any element, computed as the outline would; with `withXPath`,
@@ -617,30 +370,9 @@ export function installOutline(
       return withXPath ? { role, name, xpath: xpaths.xpathOf(el) } : { role, name };
     },
 
-    /** [local id, absolute URL] of every link-like element of a snapshot. */
-    urls(generation: number): [number, string][] | InPageFailure {
-      const out: [number, string][] = [];
-      const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      registry.elements.forEach((el, i) => {
-        const href = (el as HTMLAnchorElement).href;
-        if (typeof href === "string" && href) out.push([i, href]);
-      });
-      return out;
-    },
-
-    element(generation: number, localId: number): Element | null | InPageFailure {
-      const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      const el = registry.elements[localId];
-      return el?.isConnected ? el : null;
-    },
-
-    iframeAt(generation: number, index: number): Element | null | InPageFailure {
-      const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      return registry.iframes[index] ?? null;
-    },
+    urls: registries.urls,
+    element: registries.element,
+    iframeAt: registries.iframeAt,
 
     noteTyped: values.noteTyped,
   };
