@@ -1,7 +1,27 @@
-// The sloppy model's mixed mode: repeatable from its seed, and every text and value quirk comes up.
+// The sloppy model's mixed mode: repeatable from its seed, and every text and value quirk comes up;
+// its output limit: the request's when it gives one, else the server's own.
 
 import { describe, expect, it } from "vitest";
 import { SLOPPY_TEXT_QUIRKS, SLOPPY_VALUE_QUIRKS, sloppyTokens, startScriptedModel } from "../src/index.ts";
+
+interface ChatAnswer {
+  choices: { message: { content: string }; finish_reason: string }[];
+  usage: { completion_tokens: number };
+}
+
+/** One act-style question to the server on the chat wire, with these extra body fields. */
+async function askOnce(baseURL: string, extra: Record<string, unknown>): Promise<ChatAnswer> {
+  const response = await fetch(`${baseURL}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "qwen2.5:7b",
+      messages: [{ role: "user", content: "Page outline:\n[3] textbox: Username" }],
+      ...extra,
+    }),
+  });
+  return (await response.json()) as ChatAnswer;
+}
 
 async function answers(seed: number, count: number): Promise<{ texts: string[]; quirks: string[][] }> {
   const server = await startScriptedModel({ sloppy: { mixed: { seed } } });
@@ -18,16 +38,9 @@ async function answers(seed: number, count: number): Promise<{ texts: string[]; 
     );
     const texts: string[] = [];
     for (let i = 0; i < count; i++) {
-      const response = await fetch(`${server.baseURL}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "qwen2.5:7b",
-          messages: [{ role: "user", content: "Page outline:\n[3] textbox: Username" }],
-          response_format: { type: "json_schema", json_schema: { name: "act", schema: { type: "object" } } },
-        }),
+      const body = await askOnce(server.baseURL, {
+        response_format: { type: "json_schema", json_schema: { name: "act", schema: { type: "object" } } },
       });
-      const body = (await response.json()) as { choices: { message: { content: string } }[] };
       texts.push(body.choices[0]!.message.content);
     }
     return { texts, quirks: server.sloppy!.records.map((r) => r.quirks) };
@@ -63,19 +76,7 @@ describe("the sloppy model's output limit", () => {
     const server = await startScriptedModel({ sloppy: { quirks: ["truncate", "think"] } });
     try {
       server.on(() => true, answer);
-      const response = await fetch(`${server.baseURL}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "qwen2.5:7b",
-          messages: [{ role: "user", content: "Page outline:\n[3] textbox: Username" }],
-          ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
-        }),
-      });
-      const body = (await response.json()) as {
-        choices: { message: { content: string }; finish_reason: string }[];
-        usage: { completion_tokens: number };
-      };
+      const body = await askOnce(server.baseURL, maxTokens !== undefined ? { max_tokens: maxTokens } : {});
       return {
         text: body.choices[0]!.message.content,
         finish: body.choices[0]!.finish_reason,
