@@ -239,6 +239,8 @@ export class AISdkClient implements LLMClient {
   private readonly log: DeckhandLog | undefined;
   private languageModel: Promise<LanguageModel> | undefined;
   private structuredMode: StructuredOutputMode;
+  /** The server refused a question for its output limit once: later ones go under its own limit. */
+  private outputLimitRefused = false;
 
   /** Resolves the configuration now (so configuration errors surface here); the provider package loads on first use. */
   constructor(model: ModelConfiguration | undefined, options: AISdkClientOptions = {}) {
@@ -290,8 +292,9 @@ export class AISdkClient implements LLMClient {
     const { instructions, messages } = toModelMessages(request.messages);
     const name = schema ? schemaName(request.schemaName, operation) : undefined;
 
-    // Dropped when the server refuses it: the question is then asked under the server's own limit.
-    let maxOutputTokens = request.maxOutputTokens;
+    // Dropped when the server refuses it: the question is then asked under the server's own limit,
+    // and so are the later ones.
+    let maxOutputTokens = this.outputLimitRefused ? undefined : request.maxOutputTokens;
     for (;;) {
       const mode = this.structuredMode;
       let system = instructions;
@@ -363,6 +366,7 @@ export class AISdkClient implements LLMClient {
             `${this.modelName} refused the question with an output limit of ${maxOutputTokens} tokens; asking under its own limit`,
           );
           maxOutputTokens = undefined;
+          this.outputLimitRefused = true;
           continue;
         }
         const next = schema ? this.stepDown(error, mode) : undefined;

@@ -197,6 +197,12 @@ export class ModelCaller {
   private readonly log: DeckhandLog;
   private readonly fileLog: InferenceFileLog | undefined;
   private readonly clients = new Map<string, AISdkClient>();
+  /**
+   * The output limit a client's server was found to need: once it has cut an answer off at its own
+   * limit, every later question to it carries the raised one (like the structured-output mode, for
+   * the rest of the session), so that it does not cut the next answer first.
+   */
+  private readonly outputLimits = new WeakMap<LLMClient, number>();
 
   constructor(options: ModelCallerOptions) {
     this.options = options;
@@ -285,7 +291,7 @@ export class ModelCaller {
     }
 
     let messages = withSystemPrompt(request.messages, this.systemPrompt);
-    let maxOutputTokens: number | undefined;
+    let maxOutputTokens = this.outputLimits.get(client);
     let usage = NO_USAGE;
     let inferenceTimeMs = 0;
     let problem: AnswerProblem | undefined;
@@ -398,8 +404,10 @@ export class ModelCaller {
         ];
         // Cut off at the output limit: the same question under a larger one answers whole on a
         // server that cut because the limit it had was too small.
-        if (problem.kind === "unusable" && problem.cutOff)
-          maxOutputTokens = raisedOutputLimit(problem.cutOff);
+        if (problem.kind === "unusable" && problem.cutOff) {
+          maxOutputTokens = Math.max(maxOutputTokens ?? 0, raisedOutputLimit(problem.cutOff));
+          this.outputLimits.set(client, maxOutputTokens);
+        }
       }
     }
 

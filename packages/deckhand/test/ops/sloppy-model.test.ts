@@ -123,6 +123,11 @@ describe.each(MODES)("%s", (mode) => {
       expect(server.requests[1]?.lastUserText).toMatch(
         /only the complete JSON object.*no reasoning, no prose/,
       );
+      // Remembered for the session: the next question carries the raised limit from the start.
+      expect((await dh.act("click the increment button", { model })).success).toBe(true);
+      expect(await count()).toBe("2");
+      expect(server.callCount).toBe(3);
+      expect(requestedOutputLimit(server.requests[2]!)).toBe(requestedOutputLimit(server.requests[1]!));
     });
 
     it("cut off again under the larger limit: never completed by guessing; act fails with LLMResponseError and nothing is clicked", async () => {
@@ -162,6 +167,10 @@ describe.each(MODES)("%s", (mode) => {
       expect(requestedOutputLimit(server.requests[1]!)).toBeGreaterThanOrEqual(4096);
       expect(requestedOutputLimit(server.requests[2]!)).toBeUndefined();
       expect(server.requests[2]?.lastUserText).toMatch(/cut off at the output token limit/);
+      // Remembered too: the next question goes under the server's own limit, asked once.
+      expect((await dh.act("click the increment button", { model })).success).toBe(true);
+      expect(server.callCount).toBe(4);
+      expect(requestedOutputLimit(server.requests[3]!)).toBeUndefined();
     });
   });
 
