@@ -35,18 +35,24 @@ export class LLMUnusableAnswerError extends LLMResponseError {
   readonly problem: string;
   readonly answerText: string;
   readonly usage: LLMUsage;
+  /**
+   * The server stopped the answer at its output token limit (finish reason `length`): a problem of
+   * the limit, not of the model's judgement, so the caller asks again with a larger one.
+   */
+  readonly cutOff: boolean;
 
   constructor(
     operation: string,
     reason: string,
     answerText: string,
     usage: LLMUsage,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; cutOff?: boolean },
   ) {
     super(operation, reason, options);
     this.problem = reason;
     this.answerText = answerText;
     this.usage = usage;
+    this.cutOff = options?.cutOff ?? false;
   }
 }
 
@@ -165,6 +171,18 @@ export function refusesResponseFormat(error: unknown): boolean {
 }
 
 /**
+ * Whether an error is the server's refusal of the request itself (400 or 422), whatever its words.
+ * A question asked again under a raised output limit differs from the first one, which the server
+ * took, by that limit and the answer it quotes; its refusal is most likely the limit (vLLM refuses
+ * prompt + max_tokens beyond the model's context), and through the service the words of a caller's
+ * own endpoint are not passed on, so the words are not what is looked at.
+ */
+export function refusesRequest(error: unknown): boolean {
+  const last = RetryError.isInstance(error) ? error.lastError : error;
+  return APICallError.isInstance(last) && (last.statusCode === 400 || last.statusCode === 422);
+}
+
+/**
  * Reasoning tokens as the server counted them or, when it counted none but the model did reason
  * (a `<think>` block in the content, which local servers do not count apart), an estimate from the
  * reasoning's length: about four characters a token, never more than the output tokens.
@@ -221,6 +239,8 @@ export class AISdkClient implements LLMClient {
   private readonly log: DeckhandLog | undefined;
   private languageModel: Promise<LanguageModel> | undefined;
   private structuredMode: StructuredOutputMode;
+  /** The server refused a question for its output limit once: later ones go under its own limit. */
+  private outputLimitRefused = false;
 
   /** Resolves the configuration now (so configuration errors surface here); the provider package loads on first use. */
   constructor(model: ModelConfiguration | undefined, options: AISdkClientOptions = {}) {
@@ -272,6 +292,9 @@ export class AISdkClient implements LLMClient {
     const { instructions, messages } = toModelMessages(request.messages);
     const name = schema ? schemaName(request.schemaName, operation) : undefined;
 
+    // Dropped when the server refuses it: the question is then asked under the server's own limit,
+    // and so are the later ones.
+    let maxOutputTokens = this.outputLimitRefused ? undefined : request.maxOutputTokens;
     for (;;) {
       const mode = this.structuredMode;
       let system = instructions;
@@ -285,6 +308,7 @@ export class AISdkClient implements LLMClient {
         ...(system ? { instructions: system } : {}),
         messages,
         maxRetries: this.maxRetries,
+        ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
         ...(signal ? { abortSignal: signal } : {}),
       };
       try {
@@ -298,16 +322,17 @@ export class AISdkClient implements LLMClient {
         });
         this.logWarnings(result.warnings);
         const usage = withReasoningEstimate(toLLMUsage(result.usage), result.reasoningText);
+        const cutOff = result.finishReason === "length";
+        const cutOffWords = cutOff ? " (it was cut off at the output token limit)" : "";
         if (result.text.trim() === "") {
-          const cutOff =
-            result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
           throw new LLMUnusableAnswerError(
             operation,
             result.reasoningText
-              ? `the answer holds only reasoning and no answer${cutOff}`
-              : `the model returned an empty answer${cutOff || ` (finish reason: ${result.finishReason})`}`,
+              ? `the answer holds only reasoning and no answer${cutOffWords}`
+              : `the model returned an empty answer${cutOffWords || ` (finish reason: ${result.finishReason})`}`,
             result.text,
             usage,
+            { cutOff },
           );
         }
         if (schema) {
@@ -315,17 +340,16 @@ export class AISdkClient implements LLMClient {
           // reader (answer-reader.ts), which repairs or refuses it and says why.
           const read = readJsonAnswer(result.text);
           if (!read.ok) {
-            const cutOff =
-              result.finishReason === "length" ? " (it was cut off at the output token limit)" : "";
             // The start of what it said, so that a person can see why (secrets are removed from
             // error messages wherever they are reported).
             const said = result.text.trim();
             const excerpt = said.length > 200 ? `${said.slice(0, 200)}...` : said;
             throw new LLMUnusableAnswerError(
               operation,
-              `${read.reason}${cutOff}; it answered: ${excerpt}`,
+              `${read.reason}${cutOffWords}; it answered: ${excerpt}`,
               result.text,
               usage,
+              { cutOff },
             );
           }
           if (read.repairs.length === 0) return { data: read.value as T, usage };
@@ -334,6 +358,17 @@ export class AISdkClient implements LLMClient {
       } catch (error) {
         if (error instanceof ServiceError) throw error;
         if (signal?.aborted) throw abortError(signal, operation);
+        if (maxOutputTokens !== undefined && refusesRequest(error)) {
+          // Asked once more under the server's own limit: a refusal for another cause comes back
+          // then, and is reported as it would have been.
+          this.log?.info(
+            "llm",
+            `${this.modelName} refused the question with an output limit of ${maxOutputTokens} tokens; asking under its own limit`,
+          );
+          maxOutputTokens = undefined;
+          this.outputLimitRefused = true;
+          continue;
+        }
         const next = schema ? this.stepDown(error, mode) : undefined;
         if (next) continue;
         throw new LLMResponseError(operation, describeTransportError(error, this.model), { cause: error });

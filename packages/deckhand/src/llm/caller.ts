@@ -98,10 +98,27 @@ export interface ModelCallResult<T> {
 /** A problem with an answer, in words the model can act on when asked again. */
 type AnswerProblem =
   | { kind: "mismatch"; mismatch: SchemaMismatch; answerText: string }
-  | { kind: "unusable"; reason: string; answerText: string; cause: unknown }
+  | { kind: "unusable"; reason: string; answerText: string; cause: unknown; cutOff?: CutOff }
   | { kind: "rejected"; reason: string; answerText: string };
 
 const RETRY_ANSWER_LIMIT = 8_000;
+
+/** An answer the server stopped at its output token limit, and how many tokens it had given. */
+interface CutOff {
+  completionTokens: number;
+}
+
+/**
+ * The output limit of the question asked again after an answer was cut off at the server's limit:
+ * twice what the cut answer used, and at least 4,096 tokens (more than an act or observe answer
+ * and most extract answers need: the limit that cut them is a server default, such as an old
+ * Ollama's 128 tokens). At most 32,768, so that it fits the context of the servers that check
+ * prompt + limit against it; a server that still refuses it is asked under its own limit
+ * (ai-sdk-client.ts).
+ */
+export function raisedOutputLimit(cut: CutOff): number {
+  return Math.min(32_768, Math.max(4_096, 2 * cut.completionTokens));
+}
 
 function addUsage(a: LLMUsage, b: LLMUsage): LLMUsage {
   return {
@@ -143,6 +160,12 @@ function retryMessage(problem: AnswerProblem, withSchema: boolean): string {
       "Answer again with the complete, corrected JSON object."
     );
   }
+  if (problem.cutOff) {
+    // Reasoning and prose spend the same output tokens as the answer: ask for the object alone.
+    return withSchema
+      ? "Your answer was cut off at the output token limit before its JSON object closed. Answer again with only the complete JSON object that matches the required schema: no reasoning, no prose, no code fence."
+      : "Your answer was cut off at the output token limit. Answer again, complete and brief, with no reasoning.";
+  }
   return withSchema
     ? `Your answer could not be used: ${problem.reason}. Answer again with only a JSON object that matches the required schema.`
     : `Your answer could not be used: ${problem.reason}. Answer again.`;
@@ -174,6 +197,12 @@ export class ModelCaller {
   private readonly log: DeckhandLog;
   private readonly fileLog: InferenceFileLog | undefined;
   private readonly clients = new Map<string, AISdkClient>();
+  /**
+   * The output limit a client's server was found to need: once it has cut an answer off at its own
+   * limit, every later question to it carries the raised one (like the structured-output mode, for
+   * the rest of the session), so that it does not cut the next answer first.
+   */
+  private readonly outputLimits = new WeakMap<LLMClient, number>();
 
   constructor(options: ModelCallerOptions) {
     this.options = options;
@@ -262,6 +291,7 @@ export class ModelCaller {
     }
 
     let messages = withSystemPrompt(request.messages, this.systemPrompt);
+    let maxOutputTokens = this.outputLimits.get(client);
     let usage = NO_USAGE;
     let inferenceTimeMs = 0;
     let problem: AnswerProblem | undefined;
@@ -278,6 +308,7 @@ export class ModelCaller {
           operation,
           messages,
           ...(schema ? { schema: schema.wireSchema, schemaName: request.schemaName ?? operation } : {}),
+          ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
           ...(signal ? { signal } : {}),
         });
         answer = response.data;
@@ -311,6 +342,7 @@ export class ModelCaller {
           reason: unusable.problem,
           answerText: unusable.answerText,
           cause: unusable,
+          ...(unusable.cutOff ? { cutOff: { completionTokens: callUsage.completionTokens } } : {}),
         };
       } else {
         let checked = await this.check(answer, schema, operation, request.normalize);
@@ -370,6 +402,12 @@ export class ModelCaller {
           { role: "assistant", content: clip(problem.answerText, RETRY_ANSWER_LIMIT) || "(no answer)" },
           { role: "user", content: retryMessage(problem, schema !== undefined) },
         ];
+        // Cut off at the output limit: the same question under a larger one answers whole on a
+        // server that cut because the limit it had was too small.
+        if (problem.kind === "unusable" && problem.cutOff) {
+          maxOutputTokens = Math.max(maxOutputTokens ?? 0, raisedOutputLimit(problem.cutOff));
+          this.outputLimits.set(client, maxOutputTokens);
+        }
       }
     }
 

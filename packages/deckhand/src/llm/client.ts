@@ -30,6 +30,12 @@ export interface LLMRequest {
   /** Name for the schema (some providers want one). */
   schemaName?: string;
   signal?: AbortSignal;
+  /**
+   * A limit on the answer's output tokens. Unset on a first question (the server's own limit
+   * applies); set when the question is asked again because the first answer was cut off at the
+   * output token limit. A client may ignore it.
+   */
+  maxOutputTokens?: number;
 }
 
 export interface LLMResponse<T = unknown> {

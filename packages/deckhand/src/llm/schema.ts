@@ -252,6 +252,16 @@ function compileJsonSchema(schema: JSONSchema): ValidateFunction {
   return validate;
 }
 
+function valueAt(root: unknown, segments: readonly PathSegment[]): unknown {
+  let current = root;
+  for (const key of segments) {
+    if (Array.isArray(current) && typeof key === "number") current = current[key];
+    else if (isPlainObject(current)) current = current[String(key)];
+    else return undefined;
+  }
+  return current;
+}
+
 /** Converts a JSON pointer into path segments, using the value to tell array indexes from keys. */
 function pointerSegments(pointer: string, root: unknown): PathSegment[] {
   const segments: PathSegment[] = [];
@@ -280,6 +290,9 @@ function ajvMismatch(error: ErrorObject, value: unknown, all: ErrorObject[]): Sc
     reason = "is not allowed by the schema";
   } else if (error.keyword === "enum") {
     reason = `must be one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}`;
+  } else if (error.keyword === "type" && valueAt(value, segments) === null) {
+    // Said as zod says it: a model asked again must learn that it gave null, not only the type.
+    reason = `${reason}, received null`;
   }
   return { ok: false, path: formatPath(segments), reason, issues: all };
 }

@@ -19,7 +19,7 @@ import { isRecoverable } from "./execute.ts";
 import { actExplicitly, type ExplicitOutcome } from "./explicit.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { ACT_METHODS, methodSpec } from "./methods.ts";
-import { normalizeActAnswer, pressMeansClick } from "./model-words.ts";
+import { idsNotInOutline, normalizeActAnswer, pressMeansClick } from "./model-words.ts";
 import { ACT_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
 
@@ -234,13 +234,14 @@ async function askForStep(
   failureNote: string | undefined,
   rest: string | undefined,
 ): Promise<{ answer: ActAnswer; problem: string | undefined }> {
+  const outline = ctx.redactor.mask(snapshot.text);
   const { data, problem } = await ctx.caller.call({
     operation: "act",
     model: ctx.model,
     signal: ctx.deadline.signal,
     schema: actAnswer,
     normalize: normalizeActAnswer,
-    accept: (answer) => checkStep(snapshot, answer),
+    accept: (answer) => checkStep(snapshot, outline, answer),
     messages: [
       { role: "system", content: ACT_SYSTEM },
       {
@@ -255,7 +256,7 @@ async function askForStep(
             ? `The steps already done carried out the start of the instruction. Do only the rest: ${rest}`
             : undefined,
           failureNote,
-          `Page outline:\n${ctx.redactor.mask(snapshot.text)}`,
+          `Page outline:\n${outline}`,
         ]),
       },
     ],
@@ -268,12 +269,16 @@ async function askForStep(
  * that is not is never taken for a nearby one: the model is asked again). A `press` on a button
  * that names no key is read as the click it means (the answer is changed in place).
  */
-async function checkStep(snapshot: Snapshot, answer: ActAnswer): Promise<string | undefined> {
+async function checkStep(
+  snapshot: Snapshot,
+  outline: string,
+  answer: ActAnswer,
+): Promise<string | undefined> {
   if (answer.elementId < 0) return undefined;
   if (!snapshot.has(answer.elementId)) {
     return (
-      `elementId ${answer.elementId} is not in the page outline. Use only an id that the outline shows ` +
-      "in [brackets], or -1 when no element fits"
+      `${idsNotInOutline([answer.elementId], outline)}. Use only an id that the outline shows ` +
+      "in [brackets], for the element the instruction means, or -1 when no element fits"
     );
   }
   if (answer.method === "press") {

@@ -88,3 +88,38 @@ export function normalizeActAnswer(answer: unknown): unknown {
   }
   return out;
 }
+
+/** The longest outline line quoted back to the model when it named an id the outline does not have. */
+const QUOTED_LINE = 80;
+
+/**
+ * What act and observe tell the model when it named ids the outline does not have: each id, the
+ * range of ids the outline does show, and, for each, the two outline lines whose ids are nearest
+ * (as the outline writes them: `[12] button: Increment`), so that an id mistyped or misread can be
+ * put right by the model. Nothing is chosen for it: an id not in the outline is never taken for a
+ * nearby one (docs/tolerant-reader.md). `outline` is the text the model was shown (masked).
+ */
+export function idsNotInOutline(missing: readonly number[], outline: string): string {
+  const lines = new Map<number, string>();
+  for (const line of outline.split("\n")) {
+    const found = /^\s*\[(\d+)\]/.exec(line);
+    if (!found) continue;
+    const text = line.trim();
+    lines.set(Number(found[1]), text.length > QUOTED_LINE ? `${text.slice(0, QUOTED_LINE)}...` : text);
+  }
+  const ids = [...lines.keys()].sort((a, b) => a - b);
+  const which = missing.join(", ");
+  const verb = missing.length > 1 ? "are" : "is";
+  if (ids.length === 0) return `elementId ${which} ${verb} not in the page outline`;
+  const near = missing.map((id) => {
+    const nearest = [...ids].sort((a, b) => Math.abs(a - id) - Math.abs(b - id) || a - b).slice(0, 2);
+    return `${missing.length > 1 ? `for ${id}: ` : ""}${nearest
+      .sort((a, b) => a - b)
+      .map((n) => lines.get(n))
+      .join("; ")}`;
+  });
+  return (
+    `elementId ${which} ${verb} not in the page outline (its ids run from ${ids[0]} to ${ids.at(-1)}; ` +
+    `the nearest it shows are ${near.join(" | ")})`
+  );
+}

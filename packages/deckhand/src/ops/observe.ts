@@ -7,7 +7,7 @@ import type { Action, Variables } from "../types.ts";
 import type { OperationContext } from "./context.ts";
 import { worthLookingAgain } from "./look-again.ts";
 import { defaultMethodFor, knownMethod } from "./methods.ts";
-import { methodFromModel } from "./model-words.ts";
+import { idsNotInOutline, methodFromModel } from "./model-words.ts";
 import { OBSERVE_SYSTEM, userMessage } from "./prompts.ts";
 import { describeVariables } from "./variables.ts";
 
@@ -123,6 +123,7 @@ async function ask(
   instruction: string,
   snapshot: Snapshot,
 ): Promise<Action[]> {
+  const outline = ctx.redactor.mask(snapshot.text);
   const { data } = await ctx.caller.call({
     operation: "observe",
     ...(params.metricsAs ? { metricsAs: params.metricsAs } : {}),
@@ -134,7 +135,7 @@ async function ask(
     accept: (answer) => {
       const missing = answer.elements.map((e) => e.elementId).filter((id) => !snapshot.has(id));
       return missing.length
-        ? `elementId ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not in the page outline; use only ids that the outline shows in [brackets]`
+        ? `${idsNotInOutline(missing, outline)}; use only ids that the outline shows in [brackets]`
         : undefined;
     },
     messages: [
@@ -144,7 +145,7 @@ async function ask(
         content: userMessage([
           `Instruction: ${instruction}`,
           describeVariables(params.variables),
-          `Page outline:\n${ctx.redactor.mask(snapshot.text)}`,
+          `Page outline:\n${outline}`,
         ]),
       },
     ],

@@ -7,7 +7,9 @@
 import {
   type FixtureServer,
   match,
+  requestedOutputLimit,
   type ScriptedModel,
+  ScriptedReply,
   type ScriptedRequest,
   type SloppyQuirk,
   startScriptedModel,
@@ -103,16 +105,72 @@ describe.each(MODES)("%s", (mode) => {
       if (mode === "LOCAL") expect(after.actReasoningTokens - before.actReasoningTokens).toBeGreaterThan(0);
     });
 
-    it("truncate: an answer cut off at the token limit is never completed by guessing; asked twice, act fails with LLMResponseError", async () => {
+    it("truncate: cut off at the server's own output limit, it is asked again for the JSON alone under a larger limit, and the whole answer is used", async () => {
       const { server, model } = await sloppy(["truncate"]);
       clickIncrement(server);
+      await open("index.html");
+      const result = await dh.act("click the increment button", { model });
+      expect(result.success).toBe(true);
+      expect(await count()).toBe("1");
+      expect(server.callCount).toBe(2);
+      // The first question leaves the limit to the server, whose own is too small for the answer.
+      expect(requestedOutputLimit(server.requests[0]!)).toBeUndefined();
+      expect(server.sloppy?.records[0]?.quirks).toContain("truncate");
+      // The second gives a limit that holds the answer, and says what was wrong.
+      expect(requestedOutputLimit(server.requests[1]!)).toBeGreaterThanOrEqual(4096);
+      expect(server.sloppy?.records[1]?.quirks).not.toContain("truncate");
+      expect(server.requests[1]?.lastUserText).toMatch(/cut off at the output token limit/);
+      expect(server.requests[1]?.lastUserText).toMatch(
+        /only the complete JSON object.*no reasoning, no prose/,
+      );
+      // Remembered for the session: the next question carries the raised limit from the start.
+      expect((await dh.act("click the increment button", { model })).success).toBe(true);
+      expect(await count()).toBe("2");
+      expect(server.callCount).toBe(3);
+      expect(requestedOutputLimit(server.requests[2]!)).toBe(requestedOutputLimit(server.requests[1]!));
+    });
+
+    it("cut off again under the larger limit: never completed by guessing; act fails with LLMResponseError and nothing is clicked", async () => {
+      const { server, model } = await sloppy([]);
+      server.on(ACT, (r) =>
+        ScriptedReply.content(`{"elementId": ${idOf(r, "button: Increment")}, "method": "cl`, {
+          finishReason: "length",
+        }),
+      );
       await open("index.html");
       const error = await dh.act("click the increment button", { model }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LLMResponseError);
       expect(String(error)).toMatch(/cut off/);
       expect(server.callCount).toBe(2);
-      expect(server.requests[1]?.lastUserText).toMatch(/cut off/);
       expect(await count()).toBe("0");
+    });
+
+    it("a server that refuses the larger limit (its context cannot hold it) is asked under its own limit", async () => {
+      const { server, model } = await sloppy([]);
+      clickIncrement(server);
+      // Rules are tried newest first: this one answers the first question.
+      server.once(ACT, (r) => {
+        // vLLM's answer to prompt + max_tokens beyond the model's context.
+        server.failNext(1, 400, {
+          message:
+            "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (4904 in the messages, 4096 in the completion).",
+        });
+        return ScriptedReply.content(`{"elementId": ${idOf(r, "button: Increment")}, "meth`, {
+          finishReason: "length",
+        });
+      });
+      await open("index.html");
+      const result = await dh.act("click the increment button", { model });
+      expect(result.success).toBe(true);
+      expect(await count()).toBe("1");
+      expect(server.callCount).toBe(3);
+      expect(requestedOutputLimit(server.requests[1]!)).toBeGreaterThanOrEqual(4096);
+      expect(requestedOutputLimit(server.requests[2]!)).toBeUndefined();
+      expect(server.requests[2]?.lastUserText).toMatch(/cut off at the output token limit/);
+      // Remembered too: the next question goes under the server's own limit, asked once.
+      expect((await dh.act("click the increment button", { model })).success).toBe(true);
+      expect(server.callCount).toBe(4);
+      expect(requestedOutputLimit(server.requests[3]!)).toBeUndefined();
     });
   });
 
@@ -127,7 +185,14 @@ describe.each(MODES)("%s", (mode) => {
       expect(result.success).toBe(true);
       expect(await count()).toBe("1");
       expect(server.callCount).toBe(2);
-      expect(server.requests[1]?.lastUserText).toContain("elementId 4321 is not in the page outline");
+      const reask = server.requests[1]?.lastUserText ?? "";
+      expect(reask).toContain("elementId 4321 is not in the page outline");
+      // What the outline does show near it, in the outline's own words; nothing is chosen for it.
+      const shown = [...(server.requests[0]?.lastUserText.matchAll(/\[(\d+)\]/g) ?? [])].map((m) =>
+        Number(m[1]),
+      );
+      expect(reask).toContain(`its ids run from ${Math.min(...shown)} to ${Math.max(...shown)}`);
+      expect(reask).toMatch(/the nearest it shows are \[\d+\] [\w-]+: .*; \[\d+\] [\w-]+: /);
     });
 
     it("idNotInOutline every time: never corrected to a nearby element; success false and nothing clicked", async () => {
@@ -282,7 +347,7 @@ describe.each(MODES)("%s", (mode) => {
       const error = await dh.extract("the product's figures", Product, { model }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ZodSchemaValidationError);
       expect(server.callCount).toBe(2);
-      expect(server.requests[1]?.lastUserText).toMatch(/price/);
+      expect(server.requests[1]?.lastUserText).toMatch(/at `price`: .*received null/);
     });
 
     it("a number that reads two ways is not guessed", async () => {

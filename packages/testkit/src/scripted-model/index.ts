@@ -23,6 +23,7 @@ export {
 } from "./replies.ts";
 export { ScriptedModel, type ScriptedModelOptions, startScriptedModel } from "./server.ts";
 export {
+  requestedOutputLimit,
   SLOPPY_TEXT_QUIRKS,
   SLOPPY_VALUE_QUIRKS,
   SloppyLayer,
@@ -30,9 +31,11 @@ export {
   type SloppyQuirk,
   type SloppyRecord,
   type SloppyServerQuirk,
+  type SloppyText,
   type SloppyTextQuirk,
   type SloppyValueQuirk,
   seededRandom,
+  sloppyTokens,
 } from "./sloppy.ts";
 export {
   DEFAULT_SCRIPTED_USAGE,

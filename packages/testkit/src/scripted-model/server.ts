@@ -284,8 +284,11 @@ export class ScriptedModel {
       return;
     }
     if (this.sloppy && !isScriptedReply(answer) && typeof answer === "object" && !request.forcedTool) {
-      const { text, truncated } = this.sloppy.answer(request, answer);
-      answer = ScriptedReply.content(text, { finishReason: truncated ? "length" : "stop" });
+      const { text, truncated, completionTokens } = this.sloppy.answer(request, answer);
+      answer = ScriptedReply.content(text, {
+        finishReason: truncated ? "length" : "stop",
+        usage: { completionTokens },
+      });
     }
     const { outcome, usage: replyUsage } = this.toOutcome(request, answer);
     const usage = { ...this.defaultUsage, ...rule.options.usage, ...replyUsage };

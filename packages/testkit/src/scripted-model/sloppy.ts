@@ -19,7 +19,12 @@ export type SloppyTextQuirk =
   | "comments"
   /** A `<think>` block first, holding a decoy JSON object. */
   | "think"
-  /** Cut off in the middle, finish reason `length`. */
+  /**
+   * The server's own output limit (the one it uses when the request gives none, like an old
+   * Ollama's `num_predict` of 128) is smaller than the answer: cut off in the middle of the JSON,
+   * finish reason `length`. A request that gives `max_tokens` is cut at that limit only, as a real
+   * server does (see {@link SloppyLayer.answer}).
+   */
   | "truncate";
 
 /** What is done to the values of an answer. */
@@ -292,18 +297,58 @@ function firstLeafHolder(value: unknown): { holder: Json | unknown[]; key: strin
   return undefined;
 }
 
-/** The text of an answer with the text quirks applied, and whether it was cut off. */
-function sloppyText(value: unknown, quirks: ReadonlySet<SloppyQuirk>): { text: string; truncated: boolean } {
-  let text = serialize(value, quirks.has("singleQuotes") ? "'" : '"', quirks.has("trailingCommas"));
-  if (quirks.has("comments") && text.startsWith("{")) text = `{\n  // the answer\n  ${text.slice(1)}`;
-  if (quirks.has("truncate"))
-    return { text: text.slice(0, Math.max(1, Math.floor(text.length * 0.6))), truncated: true };
-  if (quirks.has("fence")) text = `\`\`\`json\n${text}\n\`\`\``;
-  if (quirks.has("prose"))
-    text = `Sure! Here is the answer:\n${text}\nLet me know if you need anything else.`;
+/**
+ * Output tokens of a text as the sloppy server counts them: four characters a token, about what a
+ * BPE tokenizer gives for JSON and English. The limit a request gives is applied in these tokens.
+ */
+export function sloppyTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** The output token limit a request gives (`max_tokens`, `max_completion_tokens`, `max_output_tokens`), if any. */
+export function requestedOutputLimit(request: ScriptedRequest): number | undefined {
+  for (const key of ["max_tokens", "max_completion_tokens", "max_output_tokens"]) {
+    const limit = request.body[key];
+    if (typeof limit === "number" && limit > 0) return limit;
+  }
+  return undefined;
+}
+
+/** What the server sends for one answer: its text, whether it was cut off, and its output tokens. */
+export interface SloppyText {
+  text: string;
+  truncated: boolean;
+  completionTokens: number;
+}
+
+/**
+ * The text of an answer with the text quirks applied, cut where a real server would cut it: at
+ * the limit the request gives when it gives one, else (the `truncate` quirk: the server's own
+ * limit is too small) in the middle of the JSON, after whatever the model wrote before it.
+ */
+function sloppyText(value: unknown, quirks: ReadonlySet<SloppyQuirk>, limit: number | undefined): SloppyText {
+  let json = serialize(value, quirks.has("singleQuotes") ? "'" : '"', quirks.has("trailingCommas"));
+  if (quirks.has("comments") && json.startsWith("{")) json = `{\n  // the answer\n  ${json.slice(1)}`;
+  let before = "";
+  let after = "";
+  if (quirks.has("fence")) {
+    before = "```json\n";
+    after = "\n```";
+  }
+  if (quirks.has("prose")) {
+    before = `Sure! Here is the answer:\n${before}`;
+    after = `${after}\nLet me know if you need anything else.`;
+  }
   if (quirks.has("think"))
-    text = `<think>\nThe user wants this. A first guess was {"elementId": 99999, "value": "guess"}, but looking again the answer is below.\n</think>\n${text}`;
-  return { text, truncated: false };
+    before = `<think>\nThe user wants this. A first guess was {"elementId": 99999, "value": "guess"}, but looking again the answer is below.\n</think>\n${before}`;
+  const whole = `${before}${json}${after}`;
+  let text = whole;
+  if (limit !== undefined) {
+    if (sloppyTokens(whole) > limit) text = whole.slice(0, limit * 4);
+  } else if (quirks.has("truncate")) {
+    text = `${before}${json.slice(0, Math.max(1, Math.floor(json.length * 0.6)))}`;
+  }
+  return { text, truncated: text !== whole, completionTokens: sloppyTokens(text) };
 }
 
 /** The sloppy layer of one server: which quirks apply to a request, and what they do. */
@@ -351,11 +396,25 @@ export class SloppyLayer {
     return quirks;
   }
 
-  /** A perfect JSON answer made sloppy: its text, and whether it ends as if cut off. */
-  answer(request: ScriptedRequest, perfect: unknown): { text: string; truncated: boolean } {
+  /**
+   * A perfect JSON answer made sloppy: its text, whether it ends cut off (finish reason `length`),
+   * and its output tokens. The output limit is the server's: the request's `max_tokens` when it
+   * gives one (the answer is cut there if it is longer, whatever the quirks), else the server's own,
+   * which is too small for this answer when `truncate` is rolled. So a question asked again with a
+   * limit large enough is answered whole, as a real server would answer it; the other quirks of the
+   * second answer are rolled afresh, as likely as on the first.
+   */
+  answer(request: ScriptedRequest, perfect: unknown): SloppyText {
     const quirks = this.quirksFor();
+    const limit = requestedOutputLimit(request);
+    const result = sloppyText(sloppyValues(perfect, quirks, request, this.random), quirks, limit);
+    // What the answer really had: `truncate` under a limit the request gave is the limit's doing.
+    if (limit !== undefined) {
+      quirks.delete("truncate");
+      if (result.truncated) quirks.add("truncate");
+    }
     this.records.push({ request: request.index, quirks: [...quirks] });
-    return sloppyText(sloppyValues(perfect, quirks, request, this.random), quirks);
+    return result;
   }
 
   /** Tool calls written as text, when the server's quirks say so (or the request sent no tools). */
