@@ -33,7 +33,23 @@ export async function settled(): Promise<{ rss: number; held: number }> {
  * once; the old proxy kept 2 GB and more, which this bound still fails. What JavaScript itself
  * holds (`held`) is the exact measure and has the issue's 20% bound with no slack.
  */
-export const ALLOCATOR_SLACK = 192 * 1024 * 1024;
+const ALLOCATOR_SLACK = 192 * 1024 * 1024;
+
+/**
+ * Checks that the memory came back to `before` (a settled() taken before the attack): what
+ * JavaScript holds (the heap and buffers, after a GC) within 20%, with no slack, and the RSS too
+ * but for what the allocator keeps for reuse.
+ */
+export async function expectMemoryBack(before: { rss: number; held: number }): Promise<void> {
+  const after = await settled();
+  const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  expect(after.held, `held ${mib(before.held)} before, ${mib(after.held)} after`).toBeLessThan(
+    before.held * 1.2,
+  );
+  expect(after.rss, `RSS ${mib(before.rss)} before, ${mib(after.rss)} after`).toBeLessThan(
+    before.rss * 1.2 + ALLOCATOR_SLACK,
+  );
+}
 
 /**
  * Calls `request` every 200 ms until `until()` says stop (checked after each answer), each answer

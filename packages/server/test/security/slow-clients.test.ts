@@ -13,7 +13,7 @@ import { addressKey } from "../../src/connections.ts";
 import { ServiceMetrics } from "../../src/metrics.ts";
 import { startService, type TestService } from "../helpers.ts";
 import { eventually, ok, startFixtures, startLiveService } from "../live-helpers.ts";
-import { ALLOCATOR_SLACK, percentile, pollLatencies, settled } from "./bystander.ts";
+import { expectMemoryBack, percentile, pollLatencies, settled } from "./bystander.ts";
 import { rawRequest } from "./raw-http.ts";
 
 let svc: TestService | undefined;
@@ -264,16 +264,8 @@ describe("slow clients beside another project's session", () => {
       expect(live.service.sessions.get(mine)?.ended).toBe(false);
       await ok(await live.op(theirs, "navigate", { url: fx.site.url("list.html") }, other));
       await ok(await replay());
-      // The sockets' memory is let go: what JavaScript holds is back within 20%, the RSS too but for
-      // what the allocator keeps for reuse.
-      const after = await settled();
-      const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
-      expect(after.held, `held ${mib(before.held)} before, ${mib(after.held)} after`).toBeLessThan(
-        before.held * 1.2,
-      );
-      expect(after.rss, `RSS ${mib(before.rss)} before, ${mib(after.rss)} after`).toBeLessThan(
-        before.rss * 1.2 + ALLOCATOR_SLACK,
-      );
+      // The sockets' memory is let go.
+      await expectMemoryBack(before);
       await ok(await live.op(mine, "end"));
       await ok(await live.op(theirs, "end", {}, other));
     } finally {
