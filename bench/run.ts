@@ -4,6 +4,7 @@
 //   npm run bench                        every suite
 //   npm run bench -- --only=init,snapshot
 //   npm run bench -- --only=cdp-count   DevTools commands of one act(action)
+//   npm run bench -- --only=cdp-frame   the event loop's time per 8 MiB CDP proxy message
 //   npm run bench -- --quick             fewer repetitions (a smoke run, noisier figures)
 //   npm run bench -- --only=soak --soak-minutes=2   a shorter soak (default 15 minutes a run)
 //
@@ -17,6 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { agentSuite } from "./agent.ts";
 import { cdpCountSuite } from "./cdp-count.ts";
+import { cdpFrameSuite } from "./cdp-frame.ts";
 import { clusterSuite } from "./cluster.ts";
 import { cuaSuite } from "./cua.ts";
 import { dashboardSuite } from "./dashboard.ts";
@@ -48,6 +50,7 @@ const SUITES: Suite[] = [
   snapshotSuite,
   opsSuite,
   cdpCountSuite,
+  cdpFrameSuite,
   remoteSuite,
   isolationSuite,
   clusterSuite,

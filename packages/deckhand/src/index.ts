@@ -23,7 +23,9 @@ export { Browser, type BrowserOptions, type ContextOptions } from "./browser/bro
 export { CdpChannel, type CdpChannelEvent, type CdpChannelListener } from "./browser/cdp/channel.ts";
 export {
   type CdpMessageHead,
+  type CdpMessageSource,
   CdpScanError,
+  type MessageChange,
   rewriteMessage,
   scanCdpMessage,
 } from "./browser/cdp/scan.ts";

@@ -19,6 +19,7 @@ import {
   startLiveService,
   WITH_MODEL_KEY,
 } from "./live-helpers.ts";
+import { rawCdpClient } from "./security/cdp-attacker.ts";
 
 const TOKEN = "metrics-token-0123456789abcdef";
 
@@ -192,6 +193,48 @@ describe("GET /metrics", () => {
     await ok(await svc.op(id, "end"));
     expect(sampleValue(await scrape(), "deckhand_sessions", { state: "idle" })).toBe(0);
   }, 90_000);
+
+  it("counts the CDP proxy's bytes each way, as the client sent and received them", async () => {
+    const id = await svc.start();
+    const client = await rawCdpClient(svc, id, svc.key.key);
+    let received = 0;
+    client.socket.on("message", (data: Buffer) => {
+      received += data.length;
+    });
+    const before = await scrape();
+    // A large answer (the page's text) as well as a small one: the proxy passes large ones on in pieces.
+    const [tab] = await client.pages();
+    const page = await client.attach(tab!.targetId);
+    const big = await client.call<{ result: { value: string } }>(
+      "Runtime.evaluate",
+      { expression: "'x'.repeat(300000)", returnByValue: true },
+      page,
+    );
+    expect(big.result.value).toHaveLength(300_000);
+    const sent = [
+      JSON.stringify({ id: 1, method: "Target.getTargets", params: {} }),
+      JSON.stringify({
+        id: 2,
+        method: "Target.attachToTarget",
+        params: { targetId: tab!.targetId, flatten: true },
+      }),
+      JSON.stringify({
+        id: 3,
+        method: "Runtime.evaluate",
+        params: { expression: "'x'.repeat(300000)", returnByValue: true },
+        sessionId: page,
+      }),
+    ];
+    const after = await scrape();
+    const moved = (direction: string) =>
+      sampleValue(after, "deckhand_cdp_bytes_total", { direction }) -
+      sampleValue(before, "deckhand_cdp_bytes_total", { direction });
+    expect(moved("in")).toBe(sent.reduce((sum, text) => sum + Buffer.byteLength(text), 0));
+    expect(moved("out")).toBe(received);
+    expect(received).toBeGreaterThan(300_000);
+    client.close();
+    await ok(await svc.op(id, "end"));
+  }, 60_000);
 
   it("on a port of its own: GET /metrics without a token, nothing else", async () => {
     const response = await fetch(listener.url);

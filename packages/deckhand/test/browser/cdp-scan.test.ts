@@ -4,15 +4,23 @@
 import { CdpScanError, rewriteMessage, scanCdpMessage } from "deckhand";
 import { describe, expect, it } from "vitest";
 
-/** The scan's fields, checked against JSON.parse of the same text. */
+/** The scan's fields, checked against JSON.parse of the same text, scanned as text and as its UTF-8 bytes. */
 function agreesWithParse(text: string): void {
-  const head = scanCdpMessage(text);
   const parsed = JSON.parse(text) as { id?: number; method?: string; sessionId?: string };
-  expect({ id: head.id, method: head.method, sessionId: head.sessionId }).toEqual({
-    id: parsed.id,
-    method: parsed.method,
-    sessionId: parsed.sessionId,
-  });
+  for (const source of [text, Buffer.from(text)]) {
+    const head = scanCdpMessage(source);
+    expect({ id: head.id, method: head.method, sessionId: head.sessionId }).toEqual({
+      id: parsed.id,
+      method: parsed.method,
+      sessionId: parsed.sessionId,
+    });
+  }
+}
+
+/** rewriteMessage of the text's bytes, joined and decoded. */
+function rewriteBytes(text: string, change: Parameters<typeof rewriteMessage>[2]): string {
+  const bytes = Buffer.from(text);
+  return Buffer.concat(rewriteMessage(bytes, scanCdpMessage(bytes), change)).toString();
 }
 
 describe("scanCdpMessage", () => {
@@ -69,6 +77,18 @@ describe("scanCdpMessage", () => {
     const head = scanCdpMessage(text);
     expect(head).toMatchObject({ id: 42, method: "Runtime.evaluate", sessionId: "S" });
     expect(text.slice(head.paramsAt![0], head.paramsAt![1]).length).toBe(big.length + 19);
+    // As bytes, positions are byte offsets.
+    const bytes = Buffer.from(text);
+    const fromBytes = scanCdpMessage(bytes);
+    expect(fromBytes).toMatchObject({ id: 42, method: "Runtime.evaluate", sessionId: "S" });
+    expect(fromBytes.paramsAt).toEqual(head.paramsAt);
+  });
+
+  it("reads bytes with multi-byte characters before the routing fields at the right offsets", () => {
+    const text = `{"params":{"t":"é🎉世"},"id":8,"sessionId":"S","method":"A.b"}`;
+    const head = scanCdpMessage(Buffer.from(text));
+    expect(head).toMatchObject({ id: 8, method: "A.b", sessionId: "S" });
+    expect(Buffer.from(text).toString("utf8", head.idAt![0], head.idAt![1])).toBe("8");
   });
 
   it("refuses what is not one JSON object, or whose routing fields are wrong", () => {
@@ -96,7 +116,10 @@ describe("scanCdpMessage", () => {
       `${"[".repeat(2000)}`,
       `{"id":1,"params":${"[".repeat(2000)}${"]".repeat(2000)}}`,
     ];
-    for (const text of bad) expect(() => scanCdpMessage(text), text).toThrow(CdpScanError);
+    for (const text of bad) {
+      expect(() => scanCdpMessage(text), text).toThrow(CdpScanError);
+      expect(() => scanCdpMessage(Buffer.from(text)), text).toThrow(CdpScanError);
+    }
   });
 });
 
@@ -127,7 +150,31 @@ describe("rewriteMessage", () => {
         // The rewritten text scans the same way.
         expect(scanCdpMessage(both)).toMatchObject({ id: 5, sessionId: 'a"b' });
       }
+      // Bytes are rewritten to the same text.
+      for (const change of [
+        { id: 9 },
+        { sessionId: null },
+        { sessionId: "R" },
+        { id: 5, sessionId: 'a"b' },
+      ]) {
+        if (change.id !== undefined && head.id === undefined) continue;
+        expect(rewriteBytes(text, change)).toBe(rewriteMessage(text, head, change));
+      }
     }
+  });
+
+  it("rewrites bytes into pieces that are slices of them: the payload is not copied", () => {
+    const payload = `"${'é🎉x\\"'.repeat(100_000)}"`;
+    const bytes = Buffer.from(
+      `{"id":3,"method":"Runtime.evaluate","params":{"expression":${payload}},"sessionId":"T"}`,
+    );
+    const pieces = rewriteMessage(bytes, scanCdpMessage(bytes), { id: 4, sessionId: "S" });
+    expect(Buffer.concat(pieces).toString()).toBe(
+      `{"sessionId":"S","id":4,"method":"Runtime.evaluate","params":{"expression":${payload}}}`,
+    );
+    // The payload's piece shares the message's memory (a copy would not).
+    const big = pieces.find((piece) => piece.length > 800_000);
+    expect(big !== undefined && big.buffer === bytes.buffer).toBe(true);
   });
 
   it("leaves a large payload byte for byte as it was", () => {

@@ -31,6 +31,9 @@
 //
 // Messages are not parsed to be routed: their id, method and sessionId are read by deckhand's
 // scanner (scan.ts) and only a command whose parameters the policy checks is parsed (isolation.ts).
+// Nor are they decoded: the scanner reads the bytes ws hands over, and what goes on is slices of
+// them (to the browser's pipe, and from it to the client as WebSocket fragments). ws unmasks with
+// bufferutil (native) when it is installed, as it is with the service.
 
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
@@ -50,7 +53,7 @@ import type { SessionManager } from "../sessions/session-manager.ts";
 import type { SessionRecord, Store } from "../store/store.ts";
 import { DebuggerScreencast } from "../viewer/debugger-screencast.ts";
 import { linkNotFound, type SessionLinks } from "../viewer/session-links.ts";
-import { CdpIsolation } from "./isolation.ts";
+import { CdpIsolation, type ClientMessage } from "./isolation.ts";
 
 export interface CdpProxyDeps {
   store: Store;
@@ -85,6 +88,11 @@ export const CLIENT_UNREAD_PAUSE = 8 * 1024 * 1024;
 export const CLIENT_QUEUE_BYTES = 1024 * 1024;
 /** Commands of one client sent to the browser and not answered, at which its socket is not read. */
 export const MAX_IN_FLIGHT = 64;
+/**
+ * A message for the client at least this large, in pieces, goes as WebSocket fragments rather than
+ * joined into one buffer (a copy); smaller ones are joined, as one frame is the usual wire.
+ */
+const FRAGMENT_ABOVE = 64 * 1024;
 
 /** A session's byte budget: a token bucket shared by its clients. */
 class ByteBudget {
@@ -157,9 +165,11 @@ function bridge(
   let closed = false;
   /** Page mode: the session of the page the client speaks to. */
   let pageSession: string | undefined;
-  const toPage = (text: string): string => {
-    const head = scanCdpMessage(text);
-    return head.sessionId === undefined ? rewriteMessage(text, head, { sessionId: pageSession! }) : text;
+  const toPage = (bytes: Buffer): Buffer => {
+    const head = scanCdpMessage(bytes);
+    return head.sessionId === undefined
+      ? Buffer.concat(rewriteMessage(bytes, head, { sessionId: pageSession! }))
+      : bytes;
   };
   /** Until the budget is even again. */
   let budgetTimer: NodeJS.Timeout | undefined;
@@ -191,15 +201,15 @@ function bridge(
     pumping = true;
     try {
       while (inbox.length > 0 && !closed && !blocked()) {
-        // Decoded when its turn comes, not when read: one large message per turn of the event loop.
-        const text = inbox.shift()!.toString();
+        // The bytes as ws read them (valid UTF-8: ws checked): the isolation scans them as they are.
+        const bytes = inbox.shift()!;
         if (mode === "page") {
           try {
-            isolation.fromClient(toPage(text));
+            isolation.fromClient(toPage(bytes));
           } catch {
             close(1007, "Not a CDP message.");
           }
-        } else isolation.fromClient(text);
+        } else isolation.fromClient(bytes);
       }
     } finally {
       pumping = false;
@@ -230,9 +240,11 @@ function bridge(
   let screencast: DebuggerScreencast | undefined;
   let pageTargetId: string | undefined;
   let ownAcks = 0;
-  const toClient = (text: string, masked = false): void => {
+  const toClient = (message: ClientMessage, masked = false): void => {
     if (client.readyState !== WebSocket.OPEN) return;
     if (mode === "page") {
+      // The debugger's messages are looked at (and screencast frames masked): as text.
+      let text = typeof message === "string" ? message : Buffer.concat(message).toString();
       let head: CdpMessageHead;
       try {
         head = scanCdpMessage(text);
@@ -272,14 +284,31 @@ function bridge(
       if (pageSession !== undefined && head.sessionId === pageSession) {
         text = rewriteMessage(text, head, { sessionId: null });
       }
+      message = text;
     }
     if (client.bufferedAmount > MAX_UNREAD_BYTES) {
       close(1008, "The client does not read its messages.");
       return;
     }
-    const bytes = Buffer.from(text);
-    onTraffic?.("out", bytes.length);
-    client.send(bytes, { binary: false }, afterSend);
+    const pieces = typeof message === "string" ? [Buffer.from(message)] : message;
+    let bytes = 0;
+    for (const piece of pieces) bytes += piece.length;
+    onTraffic?.("out", bytes);
+    if (pieces.length === 1 || bytes < FRAGMENT_ABOVE) {
+      client.send(
+        pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, bytes),
+        { binary: false },
+        afterSend,
+      );
+    } else {
+      // One message in several frames, each piece as it is (a slice of what the browser wrote): a
+      // large answer is not copied again to replace its id.
+      const last = pieces.length - 1;
+      pieces.forEach((piece, i) => {
+        if (i < last) client.send(piece, { binary: false, fin: false });
+        else client.send(piece, { binary: false, fin: true }, afterSend);
+      });
+    }
     if (client.bufferedAmount > CLIENT_UNREAD_PAUSE) flow();
   };
   const isolation = new CdpIsolation({

@@ -23,6 +23,7 @@ import {
   type CdpChannelEvent,
   type CdpChannelListener,
   type CdpMessageHead,
+  type CdpMessageSource,
   rewriteMessage,
   scanCdpMessage,
 } from "deckhand";
@@ -41,8 +42,11 @@ type Pending =
   | { kind: "client"; clientId: number; method: string; sessionId: string | undefined; params: Json }
   | { kind: "internal"; resolve(result: Json): void; reject(error: Error): void };
 
+/** A message for the client: its text, or UTF-8 pieces to send one after the other. */
+export type ClientMessage = string | readonly Buffer[];
+
 export interface CdpIsolationOptions {
-  toClient(text: string): void;
+  toClient(message: ClientMessage): void;
   /**
    * The client made a tab the one in front (opened it, activated it, brought it to front): the
    * session's operations should work on it too when the client names no frame.
@@ -117,7 +121,7 @@ export class CdpIsolation implements SessionScope {
    */
   async start(connection: { openChannel(listener: CdpChannelListener): CdpChannel }): Promise<void> {
     this.channel = connection.openChannel({
-      answer: (id, text) => this.fromBrowserAnswer(id, text),
+      answer: (id, message) => this.fromBrowserAnswer(id, message),
       event: (message) => this.fromBrowserEvent(message),
       closed: () => this.onChannelClosed?.(),
     });
@@ -226,8 +230,11 @@ export class CdpIsolation implements SessionScope {
   /** Called when a queued message was handled or a command answered: the proxy may read again. */
   onProgress: (() => void) | undefined;
 
-  /** Takes one message of the client (its text as it sent it). Messages are handled in order. */
-  fromClient(text: string): void {
+  /**
+   * Takes one message of the client, as it sent it: its bytes as read from the socket (passed on
+   * undecoded), or text. Messages are handled in order.
+   */
+  fromClient(text: CdpMessageSource): void {
     this.turns++;
     this.queuedBytes += text.length;
     const done = () => {
@@ -255,7 +262,7 @@ export class CdpIsolation implements SessionScope {
       .finally(done);
   }
 
-  private handleClient(text: string): void | Promise<void> {
+  private handleClient(text: CdpMessageSource): void | Promise<void> {
     if (this.closed) return;
     let head: CdpMessageHead;
     try {
@@ -283,7 +290,8 @@ export class CdpIsolation implements SessionScope {
     }
     if (method !== "Target.detachFromTarget" && passesUnchecked(method, kind)) {
       // Nothing in its parameters to check: the client's text goes on as it is, with the
-      // connection's id (and the client's root session when it named none).
+      // connection's id (and the client's root session when it named none): given bytes, as slices
+      // of them, so that a large message is neither decoded nor copied.
       const upstreamId = this.channel.sendRaw((upstream) =>
         rewriteMessage(text, head, {
           id: upstream,
@@ -304,7 +312,7 @@ export class CdpIsolation implements SessionScope {
     }
     let message: Message;
     try {
-      message = JSON.parse(text) as Message;
+      message = JSON.parse(typeof text === "string" ? text : text.toString()) as Message;
     } catch {
       return;
     }
@@ -347,7 +355,7 @@ export class CdpIsolation implements SessionScope {
 
   // ---------- browser -> client ----------
 
-  private fromBrowserAnswer(upstreamId: number, text: string): void {
+  private fromBrowserAnswer(upstreamId: number, text: CdpMessageSource): void {
     const call = this.pending.get(upstreamId);
     if (!call) return;
     this.pending.delete(upstreamId);
@@ -357,12 +365,18 @@ export class CdpIsolation implements SessionScope {
     }
     if (this.closed) return;
     // Most traffic is answers to the client's page commands (screenshots among them): pass those on
-    // with their id swapped (and the root session's id taken out), without parsing.
+    // with their id swapped (and the root session's id taken out), without parsing, and when they
+    // came as bytes, as a new head and a slice of those bytes.
     if (call.kind === "client" && !INSPECTED_RESPONSES.has(call.method)) {
       this.onProgress?.();
       const prefix = `{"id":${upstreamId},`;
-      if (call.sessionId !== undefined && text.startsWith(prefix)) {
-        this.options.toClient(`{"id":${call.clientId},${text.slice(prefix.length)}`);
+      if (call.sessionId !== undefined && startsWith(text, prefix)) {
+        const head = `{"id":${call.clientId},`;
+        this.options.toClient(
+          typeof text === "string"
+            ? head + text.slice(prefix.length)
+            : [Buffer.from(head), text.subarray(prefix.length)],
+        );
         return;
       }
       try {
@@ -381,7 +395,7 @@ export class CdpIsolation implements SessionScope {
     if (call.kind === "client") this.onProgress?.();
     let message: Message;
     try {
-      message = JSON.parse(text) as Message;
+      message = JSON.parse(typeof text === "string" ? text : text.toString()) as Message;
     } catch {
       return;
     }
@@ -531,4 +545,11 @@ export class CdpIsolation implements SessionScope {
       this.pending.set(id, { kind: "internal", resolve, reject });
     });
   }
+}
+
+/** Whether the message starts with `prefix` (ASCII), without decoding the rest of it. */
+function startsWith(text: CdpMessageSource, prefix: string): boolean {
+  return typeof text === "string"
+    ? text.startsWith(prefix)
+    : text.length >= prefix.length && text.toString("latin1", 0, prefix.length) === prefix;
 }

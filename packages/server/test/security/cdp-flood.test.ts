@@ -10,8 +10,6 @@
 
 import type { Socket } from "node:net";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "../../src/defaults.ts";
 import {
@@ -22,10 +20,8 @@ import {
   startFixtures,
   startLiveService,
 } from "../live-helpers.ts";
+import { expectMemoryBack, percentile, pollLatencies, settled } from "./bystander.ts";
 import { type RawCdpClient, rawCdpClient } from "./cdp-attacker.ts";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 
 let fx: Fixtures;
 let svc: LiveService;
@@ -79,32 +75,6 @@ function flood(
   return ids;
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-/** The process's memory after a full GC: its RSS, and what JavaScript holds (heap and buffers). */
-async function settled(): Promise<{ rss: number; held: number }> {
-  // Buffers' memory is freed by a sweeper after the GC that found them dead: let it run.
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  const usage = process.memoryUsage();
-  return { rss: usage.rss, held: usage.heapUsed + usage.external + usage.arrayBuffers };
-}
-
-/**
- * What glibc may keep of freed memory without giving it back: after large buffers are freed its
- * mmap threshold rises to their size (up to 32 MiB), and the free space it trims off a heap only
- * beyond twice that, per arena; the main thread and the threads that free buffers (V8's, libuv's)
- * have arenas of their own. Memory nobody holds, that the process will reuse. CI saw 99 MiB of it
- * once; the old proxy kept 2 GB and more, which this bound still fails. What JavaScript itself
- * holds (`held`) is the exact measure and has the issue's 20% bound with no slack.
- */
-const ALLOCATOR_SLACK = 192 * 1024 * 1024;
-
 describe("a CDP flood from one tenant", () => {
   it("does not stall another project, nor the event loop, and the memory comes back", async () => {
     // The bystander: another project's session, with a page and a replay.
@@ -144,20 +114,9 @@ describe("a CDP flood from one tenant", () => {
     }, 50);
     // 100 messages of 8 MiB: 800 MiB, written at once.
     flood(client, pageSession, 100, size, 2_000_000);
-    // The bystander asks for its replay every 200 ms. Its latency counts from when the request was
-    // due: a stalled event loop delays the asking as much as the answering.
-    const latencies: number[] = [];
+    // The bystander asks for its replay every 200 ms, for 8 s.
     const attackEnds = Date.now() + 8_000;
-    let due = performance.now();
-    while (Date.now() < attackEnds) {
-      const response = await replay();
-      expect(response.status).toBe(200);
-      await response.arrayBuffer();
-      const done = performance.now();
-      latencies.push(done - due);
-      due = done + 200;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const latencies = await pollLatencies(replay, () => Date.now() >= attackEnds);
     // The attacker goes away with most of its flood unsent.
     const proxied = [...answers.keys()].filter((id) => id >= 2_000_000).length;
     client.socket.terminate();
@@ -192,16 +151,8 @@ describe("a CDP flood from one tenant", () => {
       60_000,
       "the browser to read what was sent",
     );
-    const after = await settled();
-    const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
-    // Nothing holds the flood's messages: the heap and the buffers are back within 20%...
-    expect(after.held, `held ${mib(before.held)} before, ${mib(after.held)} after`).toBeLessThan(
-      before.held * 1.2,
-    );
-    // ...and so is the RSS, but for what the allocator keeps for reuse.
-    expect(after.rss, `RSS ${mib(before.rss)} before, ${mib(after.rss)} after`).toBeLessThan(
-      before.rss * 1.2 + ALLOCATOR_SLACK,
-    );
+    // Nothing holds the flood's messages.
+    await expectMemoryBack(before);
     expect(live.ended).toBe(false);
     await ok(await svc.op(mine, "end"));
     await ok(await svc.op(theirs, "end", {}, { key: svc.otherKey.key }));

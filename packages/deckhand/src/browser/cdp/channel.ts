@@ -5,8 +5,11 @@
 // lets every client share it without seeing Deckhand's own sessions or each other's.
 
 export interface CdpChannelListener {
-  /** The browser's answer to `send()`'s command `id`, as the text it wrote. */
-  answer(id: number, text: string): void;
+  /**
+   * The browser's answer to `send()`'s command `id`, as it wrote it: its text, or its UTF-8 bytes
+   * when the transport gives bytes (a browser's pipe), not decoded, to be passed on as they are.
+   */
+  answer(id: number, message: string | Buffer): void;
   /**
    * An event of a session this channel claimed, or the `Target.detachedFromTarget` of one (which
    * the browser may send on another session).
@@ -50,7 +53,7 @@ export class LazyChannelEvent implements CdpChannelEvent {
 /** @internal What a channel needs of its connection. */
 export interface ChannelHost {
   channelSend(channel: CdpChannel, method: string, params: unknown, sessionId: string | undefined): number;
-  channelSendRaw(channel: CdpChannel, build: (id: number) => string): number;
+  channelSendRaw(channel: CdpChannel, build: (id: number) => string | readonly Buffer[]): number;
   readonly backlog: number;
   afterDrain(handler: () => void): void;
   channelClaim(channel: CdpChannel, sessionId: string): void;
@@ -87,9 +90,10 @@ export class CdpChannel {
   /**
    * Sends a message the caller writes itself, from the id it is given (the connection's own
    * numbering): a relay passes a client's message on with only its id (and session) changed,
-   * without parsing it. Returns the id; -1 once closed.
+   * without parsing it; as text, or as UTF-8 pieces written one after the other (slices of the
+   * bytes it read: nothing decoded or copied). Returns the id; -1 once closed.
    */
-  sendRaw(build: (id: number) => string): number {
+  sendRaw(build: (id: number) => string | readonly Buffer[]): number {
     if (this.isClosed) return -1;
     return this.host.channelSendRaw(this, build);
   }

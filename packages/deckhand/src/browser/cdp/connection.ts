@@ -16,6 +16,9 @@ import {
 import { type CdpMessageHead, scanCdpMessage } from "./scan.ts";
 import { type CdpTransport, WebSocketTransport } from "./transport.ts";
 
+/** The start of an answer as Chrome writes it (read from a message's first 32 bytes at most). */
+const ANSWER_HEAD = /^\{"id":(\d+),/;
+
 export type CdpMethod = keyof ProtocolMapping.Commands;
 export type CdpParams<M extends CdpMethod> = ProtocolMapping.Commands[M]["paramsType"][0];
 export type CdpResult<M extends CdpMethod> = ProtocolMapping.Commands[M]["returnType"];
@@ -74,7 +77,7 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
     this.url = url;
     this.transport = transport;
     this.root = new CdpSession(this, undefined, "browser");
-    transport.onMessage((text) => this.onMessage(text));
+    transport.onMessage((message) => this.onMessage(message));
     transport.onClose(() => this.onClose());
   }
 
@@ -143,10 +146,13 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
   }
 
   /** @internal */
-  channelSendRaw(channel: CdpChannel, build: (id: number) => string): number {
+  channelSendRaw(channel: CdpChannel, build: (id: number) => string | readonly Buffer[]): number {
     const id = ++this.lastId;
     this.channelCalls.set(id, channel);
-    this.transport.send(build(id));
+    const message = build(id);
+    if (typeof message === "string") this.transport.send(message);
+    else if (this.transport.sendBytes) this.transport.sendBytes(message);
+    else this.transport.send(Buffer.concat(message).toString());
     return id;
   }
 
@@ -186,19 +192,20 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
     this.transport.close();
   }
 
-  private onMessage(text: string): void {
-    // Answers to a channel go on as the browser wrote them, unparsed: they include screenshots of
-    // tens of megabytes. Chrome writes the id first.
-    const head = /^\{"id":(\d+),/.exec(text);
+  private onMessage(data: string | Buffer): void {
+    // Answers to a channel go on as the browser wrote them, unparsed and, when they came as bytes,
+    // undecoded: they include screenshots of tens of megabytes. Chrome writes the id first.
+    const head = ANSWER_HEAD.exec(typeof data === "string" ? data : data.toString("latin1", 0, 32));
     if (head) {
       const id = Number(head[1]);
       const channel = this.channelCalls.get(id);
       if (channel) {
         this.channelCalls.delete(id);
-        channel.listener.answer(id, text);
+        channel.listener.answer(id, data);
         return;
       }
     }
+    const text = typeof data === "string" ? data : data.toString("utf8");
     // Events of a channel's sessions go on unparsed too (their params are parsed if asked for).
     if (!head && this.channelSessions.size > 0) {
       let scanned: CdpMessageHead | undefined;

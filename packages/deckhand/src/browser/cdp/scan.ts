@@ -10,6 +10,14 @@
 // which: one top-level object with nothing after it, keys that are strings, a routing field given
 // at most once, `id` an integer, `method` and `sessionId` strings. What lies inside nested values
 // is left to the browser, which refuses the message if it is not JSON.
+//
+// The message can be given as text or as the UTF-8 bytes it came in (a Buffer), positions then
+// being byte offsets: a relay that scans the bytes and writes slices of them on never decodes or
+// encodes the bulk of a large message. JSON's structural characters are ASCII and no byte of a
+// multi-byte UTF-8 character is below 0x80, so the walk is the same on both.
+
+/** A message as text, or as its UTF-8 bytes. */
+export type CdpMessageSource = string | Buffer;
 
 /** The routing fields of a message, and where they are in its text. */
 export interface CdpMessageHead {
@@ -28,6 +36,12 @@ export interface CdpMessageHead {
   members: number;
 }
 
+/** What rewriteMessage changes. */
+export interface MessageChange {
+  id?: number;
+  sessionId?: string | null;
+}
+
 export class CdpScanError extends Error {
   override readonly name = "CdpScanError";
 }
@@ -37,7 +51,8 @@ const MAX_DEPTH = 1000;
 /** Longest `method` or `sessionId` read (both are short names). */
 const MAX_NAME = 1024;
 
-const SCALAR_END = /[,}\]\s]/g;
+/** No number, true, false or null is longer than this. */
+const MAX_SCALAR = 64;
 const SCALAR = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/;
 const INTEGER = /^-?(?:0|[1-9]\d*)$/;
 
@@ -45,30 +60,41 @@ function isSpace(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 }
 
-function skipSpace(text: string, at: number): number {
-  while (at < text.length && isSpace(text.charCodeAt(at))) at++;
+/** The character (or byte) at `at`; NaN past the end, as charCodeAt answers. */
+function codeAt(text: CdpMessageSource, at: number): number {
+  return typeof text === "string" ? text.charCodeAt(at) : (text[at] ?? Number.NaN);
+}
+
+/** A piece of the message as a string (a short one: a key, a name, a scalar). */
+function sliceOf(text: CdpMessageSource, start: number, end: number): string {
+  return typeof text === "string" ? text.slice(start, end) : text.toString("utf8", start, end);
+}
+
+function skipSpace(text: CdpMessageSource, at: number): number {
+  while (at < text.length && isSpace(codeAt(text, at))) at++;
   return at;
 }
 
 /** The index just after the string that starts (with its quote) at `at`. */
-function stringEnd(text: string, at: number): number {
+function stringEnd(text: CdpMessageSource, at: number): number {
   let from = at + 1;
   for (;;) {
-    const quote = text.indexOf('"', from);
+    // A native search either way: String's indexOf, or Buffer's (memchr).
+    const quote = typeof text === "string" ? text.indexOf('"', from) : text.indexOf(0x22, from);
     if (quote === -1) throw new CdpScanError("A string is not closed.");
     let backslashes = 0;
-    for (let i = quote - 1; i > at && text.charCodeAt(i) === 0x5c; i--) backslashes++;
+    for (let i = quote - 1; i > at && codeAt(text, i) === 0x5c; i--) backslashes++;
     if (backslashes % 2 === 0) return quote + 1;
     from = quote + 1;
   }
 }
 
 /** The index just after the object or array that starts at `at`. */
-function nestedEnd(text: string, at: number): number {
-  const open: number[] = [text.charCodeAt(at)];
+function nestedEnd(text: CdpMessageSource, at: number): number {
+  const open: number[] = [codeAt(text, at)];
   const length = text.length;
   for (let i = at + 1; i < length; i++) {
-    const code = text.charCodeAt(i);
+    const code = codeAt(text, i);
     if (code === 0x22) {
       i = stringEnd(text, i) - 1;
     } else if (code === 0x7b || code === 0x5b) {
@@ -85,22 +111,26 @@ function nestedEnd(text: string, at: number): number {
 }
 
 /** The index just after the value that starts at `at`. */
-function valueEnd(text: string, at: number): number {
-  const code = text.charCodeAt(at);
+function valueEnd(text: CdpMessageSource, at: number): number {
+  const code = codeAt(text, at);
   if (code === 0x22) return stringEnd(text, at);
   if (code === 0x7b || code === 0x5b) return nestedEnd(text, at);
-  SCALAR_END.lastIndex = at;
-  const found = SCALAR_END.exec(text);
-  const end = found ? found.index : text.length;
-  // No number, true, false or null is longer than this.
-  if (end - at > 64 || !SCALAR.test(text.slice(at, end))) throw new CdpScanError("A value is not JSON.");
+  // A scalar ends at a comma, a closing bracket or a space; one longer than MAX_SCALAR is not one.
+  const limit = Math.min(text.length, at + MAX_SCALAR + 1);
+  let end = at;
+  for (; end < limit; end++) {
+    const c = codeAt(text, end);
+    if (c === 0x2c || c === 0x7d || c === 0x5d || isSpace(c)) break;
+  }
+  if (end - at > MAX_SCALAR || !SCALAR.test(sliceOf(text, at, end)))
+    throw new CdpScanError("A value is not JSON.");
   return end;
 }
 
-function readString(text: string, start: number, end: number, what: string): string {
+function readString(text: CdpMessageSource, start: number, end: number, what: string): string {
   if (end - start > MAX_NAME + 2)
     throw new CdpScanError(`\`${what}\` is longer than ${MAX_NAME} characters.`);
-  const raw = text.slice(start, end);
+  const raw = sliceOf(text, start, end);
   // Plain names (the usual case) need no decoding.
   if (!raw.includes("\\")) return raw.slice(1, -1);
   try {
@@ -111,11 +141,11 @@ function readString(text: string, start: number, end: number, what: string): str
 }
 
 /**
- * The routing fields of the CDP message `text` (a JSON object), read without parsing the rest.
- * Throws CdpScanError when the text is not one JSON object, or a routing field is given twice or
- * has the wrong type.
+ * The routing fields of the CDP message `text` (a JSON object, as text or UTF-8 bytes), read
+ * without parsing the rest. Throws CdpScanError when the text is not one JSON object, or a routing
+ * field is given twice or has the wrong type.
  */
-export function scanCdpMessage(text: string): CdpMessageHead {
+export function scanCdpMessage(text: CdpMessageSource): CdpMessageHead {
   const head: CdpMessageHead = {
     id: undefined,
     method: undefined,
@@ -127,22 +157,22 @@ export function scanCdpMessage(text: string): CdpMessageHead {
     members: 0,
   };
   let at = skipSpace(text, 0);
-  if (text.charCodeAt(at) !== 0x7b) throw new CdpScanError("A CDP message is a JSON object.");
+  if (codeAt(text, at) !== 0x7b) throw new CdpScanError("A CDP message is a JSON object.");
   at++;
   head.bodyStart = at;
   at = skipSpace(text, at);
   const seen = new Set<string>();
-  if (text.charCodeAt(at) === 0x7d) {
+  if (codeAt(text, at) === 0x7d) {
     at++;
   } else {
     for (;;) {
       head.members++;
       const memberStart = at;
-      if (text.charCodeAt(at) !== 0x22) throw new CdpScanError("A key is not a string.");
+      if (codeAt(text, at) !== 0x22) throw new CdpScanError("A key is not a string.");
       const keyEnd = stringEnd(text, at);
       const key = readString(text, at, keyEnd, "key");
       at = skipSpace(text, keyEnd);
-      if (text.charCodeAt(at) !== 0x3a) throw new CdpScanError("A key is not followed by a colon.");
+      if (codeAt(text, at) !== 0x3a) throw new CdpScanError("A key is not followed by a colon.");
       at = skipSpace(text, at + 1);
       if (at >= text.length) throw new CdpScanError("A value is missing.");
       const start = at;
@@ -152,23 +182,23 @@ export function scanCdpMessage(text: string): CdpMessageHead {
         seen.add(key);
       }
       if (key === "id") {
-        const literal = text.slice(start, end);
+        const literal = sliceOf(text, start, end);
         if (!INTEGER.test(literal) || !Number.isSafeInteger(Number(literal)))
           throw new CdpScanError("`id` is not an integer.");
         head.id = Number(literal);
         head.idAt = [start, end];
       } else if (key === "method") {
-        if (text.charCodeAt(start) !== 0x22) throw new CdpScanError("`method` is not a string.");
+        if (codeAt(text, start) !== 0x22) throw new CdpScanError("`method` is not a string.");
         head.method = readString(text, start, end, "method");
       } else if (key === "sessionId") {
-        if (text.charCodeAt(start) !== 0x22) throw new CdpScanError("`sessionId` is not a string.");
+        if (codeAt(text, start) !== 0x22) throw new CdpScanError("`sessionId` is not a string.");
         head.sessionId = readString(text, start, end, "sessionId");
         head.sessionIdMember = [memberStart, end];
       } else if (key === "params") {
         head.paramsAt = [start, end];
       }
       at = skipSpace(text, end);
-      const next = text.charCodeAt(at);
+      const next = codeAt(text, at);
       if (next === 0x2c) {
         // The member's comma goes with it when it is cut (the one after it, or else the one before).
         if (key === "sessionId") head.sessionIdMember = [memberStart, at + 1];
@@ -178,8 +208,8 @@ export function scanCdpMessage(text: string): CdpMessageHead {
       if (next === 0x7d) {
         if (key === "sessionId" && head.sessionIdMember) {
           let before = memberStart - 1;
-          while (before >= 0 && isSpace(text.charCodeAt(before))) before--;
-          if (text.charCodeAt(before) === 0x2c) head.sessionIdMember = [before, end];
+          while (before >= 0 && isSpace(codeAt(text, before))) before--;
+          if (codeAt(text, before) === 0x2c) head.sessionIdMember = [before, end];
         }
         at++;
         break;
@@ -194,12 +224,21 @@ export function scanCdpMessage(text: string): CdpMessageHead {
 /**
  * `text` changed as little as possible: its id replaced by `change.id`, its top-level sessionId set
  * to `change.sessionId` (a string), removed (null) or kept (undefined). `head` is `text`'s scan.
+ * Given bytes, it answers the pieces of the new message in order: slices of `text` (not copies)
+ * and the few new bytes between them, to be written one after the other.
  */
+export function rewriteMessage(text: string, head: CdpMessageHead, change: MessageChange): string;
+export function rewriteMessage(text: Buffer, head: CdpMessageHead, change: MessageChange): Buffer[];
 export function rewriteMessage(
-  text: string,
+  text: CdpMessageSource,
   head: CdpMessageHead,
-  change: { id?: number; sessionId?: string | null },
-): string {
+  change: MessageChange,
+): string | Buffer[];
+export function rewriteMessage(
+  text: CdpMessageSource,
+  head: CdpMessageHead,
+  change: MessageChange,
+): string | Buffer[] {
   const edits: [start: number, end: number, replacement: string][] = [];
   if (change.id !== undefined) {
     if (!head.idAt) throw new CdpScanError("The message has no id.");
@@ -218,6 +257,17 @@ export function rewriteMessage(
   }
   // Insertions (empty spans) before cuts that start at the same place.
   edits.sort((a, b) => a[0] - b[0] || a[1] - a[0] - (b[1] - b[0]));
+  if (typeof text !== "string") {
+    const pieces: Buffer[] = [];
+    let at = 0;
+    for (const [start, end, replacement] of edits) {
+      if (start > at) pieces.push(text.subarray(at, start));
+      if (replacement) pieces.push(Buffer.from(replacement));
+      at = end;
+    }
+    if (at < text.length) pieces.push(text.subarray(at));
+    return pieces;
+  }
   let out = "";
   let at = 0;
   for (const [start, end, replacement] of edits) {

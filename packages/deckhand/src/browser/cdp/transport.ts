@@ -10,8 +10,17 @@ import WebSocket from "ws";
 export interface CdpTransport {
   /** Sends one message. `done` learns whether it could be handed to the carrier. */
   send(text: string, done?: (error?: Error) => void): void;
-  /** Receives every message from now on (those that arrived before are delivered first). */
-  onMessage(handler: (text: string) => void): void;
+  /**
+   * Sends one message given as UTF-8 pieces, written one after the other (a relay passes a large
+   * message on as slices of the bytes it read, never decoding them). Optional: without it, the
+   * pieces are joined and sent as text.
+   */
+  sendBytes?(pieces: readonly Buffer[], done?: (error?: Error) => void): void;
+  /**
+   * Receives every message from now on (those that arrived before are delivered first): its text,
+   * or its UTF-8 bytes as read (a browser's pipe), so that a relay can pass it on undecoded.
+   */
+  onMessage(handler: (message: string | Buffer) => void): void;
   /** Called once when the carrier is gone, for whatever reason. */
   onClose(handler: () => void): void;
   /** Closes the carrier. For a pipe this also ends the browser: the pipe is its lifeline. */
@@ -34,8 +43,8 @@ export const DRAINED_BACKLOG = 1024 * 1024;
 
 /** Messages and the close wait for their handlers, so nothing is lost between launch and connect. */
 abstract class BufferedTransport implements CdpTransport {
-  private messageHandler: ((text: string) => void) | undefined;
-  private readonly early: string[] = [];
+  private messageHandler: ((message: string | Buffer) => void) | undefined;
+  private readonly early: (string | Buffer)[] = [];
   private closeHandlers: (() => void)[] = [];
   private drainHandlers: (() => void)[] = [];
   private isClosed = false;
@@ -62,9 +71,9 @@ abstract class BufferedTransport implements CdpTransport {
     return this.isClosed;
   }
 
-  onMessage(handler: (text: string) => void): void {
+  onMessage(handler: (message: string | Buffer) => void): void {
     this.messageHandler = handler;
-    for (const text of this.early.splice(0)) handler(text);
+    for (const message of this.early.splice(0)) handler(message);
   }
 
   onClose(handler: () => void): void {
@@ -72,9 +81,9 @@ abstract class BufferedTransport implements CdpTransport {
     else this.closeHandlers.push(handler);
   }
 
-  protected received(text: string): void {
-    if (this.messageHandler) this.messageHandler(text);
-    else this.early.push(text);
+  protected received(message: string | Buffer): void {
+    if (this.messageHandler) this.messageHandler(message);
+    else this.early.push(message);
   }
 
   protected ended(): void {
@@ -105,7 +114,9 @@ export class WebSocketTransport extends BufferedTransport {
     super();
     this.url = url;
     this.ws = ws;
-    ws.on("message", (data: WebSocket.RawData) => this.received(data.toString()));
+    ws.on("message", (data: WebSocket.RawData) =>
+      this.received(Buffer.isBuffer(data) ? data : Buffer.from(data.toString())),
+    );
     ws.on("close", () => this.ended());
     ws.on("error", () => {
       // "close" follows and does the cleanup; an error event without a listener would throw.
@@ -138,6 +149,14 @@ export class WebSocketTransport extends BufferedTransport {
     });
   }
 
+  sendBytes(pieces: readonly Buffer[], done?: (error?: Error) => void): void {
+    // One WebSocket frame: the pieces are joined (a copy, but nothing is decoded or encoded).
+    this.ws.send(pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces), { binary: false }, (error) => {
+      done?.(error ?? undefined);
+      this.drained();
+    });
+  }
+
   close(): void {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
   }
@@ -147,6 +166,8 @@ export class WebSocketTransport extends BufferedTransport {
  * Chrome's `--remote-debugging-pipe`: Chrome reads commands from its fd 3 and writes answers and
  * events to its fd 4, each message a JSON text followed by a NUL byte.
  */
+const NUL = Buffer.from([0]);
+
 export class PipeTransport extends BufferedTransport {
   private readonly toBrowser: Writable;
   private readonly fromBrowser: Readable;
@@ -185,13 +206,14 @@ export class PipeTransport extends BufferedTransport {
     });
   }
 
-  protected override received(text: string): void {
-    if (this.probeAnswer && text.startsWith(this.probeAnswer.prefix)) {
-      this.probeAnswer.resolve();
+  protected override received(message: Buffer): void {
+    const probe = this.probeAnswer;
+    if (probe && message.toString("latin1", 0, probe.prefix.length) === probe.prefix) {
+      probe.resolve();
       this.probeAnswer = undefined;
       return;
     }
-    super.received(text);
+    super.received(message);
   }
 
   private onData(chunk: Buffer): void {
@@ -200,7 +222,9 @@ export class PipeTransport extends BufferedTransport {
       const piece = chunk.subarray(start, end);
       const whole = this.partial.length > 0 ? Buffer.concat([...this.partial, piece]) : piece;
       this.partial = [];
-      this.received(whole.toString("utf8"));
+      // The bytes, not their text: the connection decodes what it reads itself, and a relay passes
+      // its answers on as they are (an 8 MiB answer would otherwise be decoded and encoded again).
+      this.received(whole);
       start = end + 1;
     }
     if (start < chunk.length) this.partial.push(chunk.subarray(start));
@@ -215,6 +239,21 @@ export class PipeTransport extends BufferedTransport {
       done?.(error ?? undefined);
       this.drained();
     });
+  }
+
+  sendBytes(pieces: readonly Buffer[], done?: (error?: Error) => void): void {
+    if (this.closed || this.toBrowser.destroyed) {
+      done?.(new Error("the DevTools pipe is closed"));
+      return;
+    }
+    // Written as they are (one writev once uncorked): the pipe takes the slices, nothing is copied.
+    this.toBrowser.cork();
+    for (const piece of pieces) this.toBrowser.write(piece);
+    this.toBrowser.write(NUL, (error) => {
+      done?.(error ?? undefined);
+      this.drained();
+    });
+    this.toBrowser.uncork();
   }
 
   get backlog(): number {
