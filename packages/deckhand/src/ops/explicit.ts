@@ -845,10 +845,14 @@ export async function actExplicitly(
       if (!plan.key) return handOff(notOne(0, plan.target.phrase), restText());
       plan = { method: "press", argument: plan.key };
     } else if (plan.target) {
+      // The elements of the roles the step may mean are listed with the capture, in the same call
+      // per frame: a refusal then adds no call before the model's first look (which reuses this
+      // outline), only the listing's in-page work.
       const snapshot = await takeSnapshot(ctx.page, {
         tokenBudget: false,
         domSettleTimeout: ctx.domSettleTimeout,
         signal: ctx.deadline.signal,
+        roles: rolesOf(plan),
       });
       ctx.deadline.check();
       let found = await resolvePlan(snapshot, plan);
@@ -911,16 +915,25 @@ function done(instruction: string, performed: Performed[]): ActResult {
   return result;
 }
 
+/** Every target of a step: its own, its list items', and those of the other reading of its words. */
+function targetsOf(plan: ExplicitPlan): Target[] {
+  return [plan, plan.alternative]
+    .flatMap((p) => (p ? [p.target, ...(p.items ?? [])] : []))
+    .filter((t): t is Target => t !== undefined);
+}
+
+/** The roles any reading of a step's targets fits (what fitting() looks elements up by). */
+function rolesOf(plan: ExplicitPlan): string[] {
+  return [...new Set(targetsOf(plan).flatMap((t) => t.readings.flatMap((r) => r.roles)))];
+}
+
 /**
  * Whether a name the step gives (any reading, any list item, either reading of the words)
  * appears on the page at all (see the in-page `mentions`). True when a reading has no name ("the
  * button": the only one of its kind) or a frame cannot be asked.
  */
 async function mentioned(ctx: OperationContext, plan: ExplicitPlan): Promise<boolean> {
-  const targets = [plan, plan.alternative]
-    .flatMap((p) => (p ? [p.target, ...(p.items ?? [])] : []))
-    .filter((t): t is Target => t !== undefined);
-  const readings = targets.flatMap((t) => t.readings);
+  const readings = targetsOf(plan).flatMap((t) => t.readings);
   if (readings.some((r) => r.name === undefined)) return true;
   const names = [...new Set(readings.map((r) => normalName(r.name!).toLowerCase()))].filter((n) => n);
   if (names.length === 0) return true;

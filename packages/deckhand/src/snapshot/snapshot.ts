@@ -44,6 +44,17 @@ export interface SnapshotOptions {
   domSettleTimeout?: number;
   /** Stops the snapshot (its wait for the page to settle too) when it aborts, with its reason. */
   signal?: AbortSignal;
+  /**
+   * @internal The elements of these roles are listed in the same call per frame as the capture,
+   * so that withRoles() for them then costs no call (the explicit attempt's look-up by role).
+   */
+  roles?: readonly string[];
+}
+
+/** Elements of some roles as the capture listed them (SnapshotOptions.roles). */
+interface RoleRows {
+  roles: ReadonlySet<string>;
+  rows: { id: number; role: string; name: string }[];
 }
 
 /** What an id stands for. */
@@ -83,6 +94,7 @@ export class Snapshot {
   /** @internal The page's state when it was read (how far each document had come), if it was looked at. */
   readonly pageState: PageState | undefined;
   private readonly sections: FrameSection[];
+  private readonly listed: RoleRows | undefined;
   private readonly prefixes = new Map<Frame, Promise<string>>();
   private readonly described = new Map<number, Promise<ElementRef>>();
 
@@ -95,6 +107,7 @@ export class Snapshot {
     estimatedTokens: number;
     sections: FrameSection[];
     pageState?: PageState;
+    listed?: RoleRows;
   }) {
     this.page = init.page;
     this.generation = init.generation;
@@ -105,6 +118,7 @@ export class Snapshot {
     this.elementCount = init.sections.reduce((n, s) => n + (s.last - s.first + 1), 0);
     this.url = init.page.url();
     this.pageState = init.pageState;
+    this.listed = init.listed;
   }
 
   /**
@@ -123,6 +137,7 @@ export class Snapshot {
       estimatedTokens: estimateTokens(text),
       sections: this.sections,
       ...(this.pageState ? { pageState: this.pageState } : {}),
+      ...(this.listed ? { listed: this.listed } : {}),
     });
   }
 
@@ -195,9 +210,15 @@ export class Snapshot {
   /**
    * The id, role and name of every element of the snapshot whose role is one of `roles` (one
    * round trip per frame, no XPath): for looking elements up by role and name on a large page
-   * without describing each one.
+   * without describing each one. Roles the capture listed already (SnapshotOptions.roles) cost
+   * no call.
    */
   async withRoles(roles: readonly string[]): Promise<{ id: number; role: string; name: string }[]> {
+    const listed = this.listed;
+    if (listed && roles.every((r) => listed.roles.has(r))) {
+      const wanted = new Set(roles);
+      return listed.rows.filter((row) => wanted.has(row.role));
+    }
     const found = await Promise.all(
       this.sections.map(async (section) => {
         const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, [...roles]);
@@ -360,6 +381,9 @@ async function readPage(
   }
   const ignored = await resolveIgnored(page, options.ignoreSelectors ?? []);
   const sections: FrameSection[] = [];
+  const listed: RoleRows | undefined = options.roles
+    ? { roles: new Set(options.roles), rows: [] }
+    : undefined;
   let nextId = 1;
 
   const capture = async (frame: Frame, scope: ElementHandle | null, baseDepth: number): Promise<string> => {
@@ -368,7 +392,13 @@ async function readPage(
       frame.invoke(
         outlineScript,
         "capture",
-        { generation, idOffset: nextId - 1, baseDepth, ignoreCss: ignored.css },
+        {
+          generation,
+          idOffset: nextId - 1,
+          baseDepth,
+          ignoreCss: ignored.css,
+          ...(options.roles ? { roles: [...options.roles] } : {}),
+        },
         scope,
         ...excluded,
       ) as Promise<CaptureResult>;
@@ -377,6 +407,8 @@ async function readPage(
     if (result.unknownHosts > 0 && (await frame.discoverClosedShadowRoots()) > 0) result = await run();
     frameStates.push({ frame, state: result.quiet, changed: result.changesAfter !== result.quiet.changes });
     if (result.count > 0) sections.push({ frame, first: nextId, last: nextId + result.count - 1 });
+    for (const [local, role, name] of result.withRoles ?? [])
+      listed?.rows.push({ id: nextId + local, role, name });
     nextId += result.count;
     if (result.iframeDepths.length === 0) return result.text;
 
@@ -458,6 +490,7 @@ async function readPage(
       estimatedTokens: estimated,
       sections,
       pageState,
+      ...(listed ? { listed } : {}),
     }),
   };
 }

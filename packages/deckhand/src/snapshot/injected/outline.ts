@@ -24,6 +24,11 @@ export interface CaptureOptions {
   baseDepth: number;
   /** CSS selectors whose matching subtrees are left out (applied in this frame). */
   ignoreCss: string[];
+  /**
+   * List the elements of these roles with the capture (as withRoles() would): a caller that looks
+   * elements up by role next then makes no call of its own for it.
+   */
+  roles?: string[];
 }
 
 export interface CaptureResult {
@@ -37,6 +42,8 @@ export interface CaptureResult {
   /** The document's state as the capture began, and its count of changes when it ended. */
   quiet: QuietState;
   changesAfter: number;
+  /** With `roles`: [local id, role, name] of each element of those roles. */
+  withRoles?: [number, string, string][];
 }
 
 export interface ElementDescription {
@@ -84,7 +91,10 @@ export function installOutline(
   function capture(options: CaptureOptions, root: Element | null, ...excluded: Element[]): CaptureResult {
     const quiet = quietness.quiet();
     const result = names.withLabelIndex(() => captureIndexed(options, root, excluded));
-    return { ...result, quiet, changesAfter: quietness.quiet().changes };
+    const listed = options.roles
+      ? { withRoles: ofRoles(registries.get(options.generation)!, options.roles) }
+      : {};
+    return { ...result, quiet, changesAfter: quietness.quiet().changes, ...listed };
   }
 
   function captureIndexed(
@@ -569,6 +579,16 @@ export function installOutline(
     return description;
   }
 
+  /** [local id, role, name] of the registry's elements whose role is one of `roles`. */
+  function ofRoles(registry: Registry, roles: string[]): [number, string, string][] {
+    const wanted = new Set(roles);
+    const found: [number, string, string][] = [];
+    registry.meta.forEach(([role, name], i) => {
+      if (wanted.has(role)) found.push([i, role, name]);
+    });
+    return found;
+  }
+
   function registryFor(generation: number): Registry | InPageFailure {
     return (
       registries.get(generation) ?? {
@@ -598,13 +618,7 @@ export function installOutline(
      */
     withRoles(generation: number, roles: string[]): [number, string, string][] | InPageFailure {
       const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      const wanted = new Set(roles);
-      const found: [number, string, string][] = [];
-      registry.meta.forEach(([role, name], i) => {
-        if (wanted.has(role)) found.push([i, role, name]);
-      });
-      return found;
+      return isFailure(registry) ? registry : ofRoles(registry, roles);
     },
 
     /**
