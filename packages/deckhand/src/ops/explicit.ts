@@ -23,7 +23,7 @@
 
 import { releaseTarget } from "../browser/element-target.ts";
 import { domRuntime } from "../browser/in-page.ts";
-import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
+import { nameKey, plainName, type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import { type ActResult, RESOLVED_WITHOUT_MODEL, type Variables } from "../types.ts";
 import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
@@ -773,16 +773,7 @@ function listItems(phrase: string, roles: readonly string[]): Target[] | undefin
 
 /** Names compared as a person reads them: case, spacing, and a trailing ":" or "*" aside. */
 export function sameName(a: string, b: string): boolean {
-  return normalName(a).toLowerCase() === normalName(b).toLowerCase();
-}
-
-/** The name with spacing and a trailing ":" or "*" aside, case kept. */
-function normalName(name: string): string {
-  return name
-    .normalize("NFKC")
-    .replace(/\s+/g, " ")
-    .replace(/[\s:*]+$/, "")
-    .trim();
+  return nameKey(a) === nameKey(b);
 }
 
 /** The outcome of trying an instruction without a model. */
@@ -852,7 +843,7 @@ export async function actExplicitly(
         tokenBudget: false,
         domSettleTimeout: ctx.domSettleTimeout,
         signal: ctx.deadline.signal,
-        roles: rolesOf(plan),
+        lookup: lookupOf(plan),
       });
       ctx.deadline.check();
       let found = await resolvePlan(snapshot, plan);
@@ -922,9 +913,18 @@ function targetsOf(plan: ExplicitPlan): Target[] {
     .filter((t): t is Target => t !== undefined);
 }
 
-/** The roles any reading of a step's targets fits (what fitting() looks elements up by). */
-function rolesOf(plan: ExplicitPlan): string[] {
-  return [...new Set(targetsOf(plan).flatMap((t) => t.readings.flatMap((r) => r.roles)))];
+/**
+ * What fitting() looks elements up by, for all of a step's targets at once: the roles any reading
+ * fits, and the names they give (none when a reading gives none: "the button").
+ */
+function lookupOf(plan: ExplicitPlan): { roles: string[]; names?: string[] } {
+  return readingsLookup(targetsOf(plan).flatMap((t) => t.readings));
+}
+
+function readingsLookup(readings: readonly Reading[]): { roles: string[]; names?: string[] } {
+  const roles = [...new Set(readings.flatMap((r) => r.roles))];
+  if (readings.some((r) => r.name === undefined)) return { roles };
+  return { roles, names: readings.map((r) => r.name!) };
 }
 
 /**
@@ -935,7 +935,7 @@ function rolesOf(plan: ExplicitPlan): string[] {
 async function mentioned(ctx: OperationContext, plan: ExplicitPlan): Promise<boolean> {
   const readings = targetsOf(plan).flatMap((t) => t.readings);
   if (readings.some((r) => r.name === undefined)) return true;
-  const names = [...new Set(readings.map((r) => normalName(r.name!).toLowerCase()))].filter((n) => n);
+  const names = [...new Set(readings.map((r) => nameKey(r.name!)))].filter((n) => n);
   if (names.length === 0) return true;
   const answers = await Promise.all(
     ctx.page.frames().map((frame) => frame.invoke(domRuntime, "mentions", names).catch(() => true)),
@@ -987,7 +987,8 @@ function notOne(count: number, phrase: string): string {
 async function fitting(snapshot: Snapshot, target: Target): Promise<number[]> {
   // Only the elements of a role some reading fits, by what the outline recorded (not every
   // element described: on a page of thousands that is most of a refusal's cost).
-  const refs = await snapshot.withRoles([...new Set(target.readings.flatMap((r) => r.roles))]);
+  const { roles, names } = readingsLookup(target.readings);
+  const refs = await snapshot.withRoles(roles, names);
   if (refs.length === 0) return [];
   const candidates = refs
     .map((ref) => ({
@@ -1014,7 +1015,7 @@ async function fitting(snapshot: Snapshot, target: Target): Promise<number[]> {
   }
   if (seen.length > 1) {
     const exact = seen.filter((c) =>
-      c.readings.some((r) => r.name !== undefined && normalName(c.ref.name) === normalName(r.name)),
+      c.readings.some((r) => r.name !== undefined && plainName(c.ref.name) === plainName(r.name)),
     );
     if (exact.length === 1) return [exact[0]!.ref.id];
   }

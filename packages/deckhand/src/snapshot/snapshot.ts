@@ -25,7 +25,9 @@ import {
   type ElementDescription,
   FRAME_MARKER_END,
   FRAME_MARKER_START,
+  type RoleLookup,
 } from "./injected/outline.ts";
+import { installText } from "./injected/text.ts";
 import { estimateTokens } from "./tokens.ts";
 
 /** Default budget: leaves room in a 32k-token window for instructions and the answer. */
@@ -45,16 +47,26 @@ export interface SnapshotOptions {
   /** Stops the snapshot (its wait for the page to settle too) when it aborts, with its reason. */
   signal?: AbortSignal;
   /**
-   * @internal The elements of these roles are listed in the same call per frame as the capture,
-   * so that withRoles() for them then costs no call (the explicit attempt's look-up by role).
+   * @internal The elements of these roles (and names, when given) are listed in the same call
+   * per frame as the capture, so that withRoles() for them then costs no call (the explicit
+   * attempt's look-up).
    */
-  roles?: readonly string[];
+  lookup?: { roles: readonly string[]; names?: readonly string[] };
 }
 
-/** Elements of some roles as the capture listed them (SnapshotOptions.roles). */
+/** Compares names as explicit instructions do (in the page too): spacing, case, a trailing ":" or "*" aside. */
+export const { plainName, nameKey } = installText();
+
+/** Elements the capture listed (SnapshotOptions.lookup); `names` as nameKey()s, none for any name. */
 interface RoleRows {
   roles: ReadonlySet<string>;
+  names: ReadonlySet<string> | undefined;
   rows: { id: number; role: string; name: string }[];
+}
+
+/** The in-page form of a look-up: names as nameKey()s. */
+function inPageLookup(roles: readonly string[], names: readonly string[] | undefined): RoleLookup {
+  return { roles: [...roles], ...(names ? { names: [...new Set(names.map(nameKey))] } : {}) };
 }
 
 /** What an id stands for. */
@@ -210,18 +222,32 @@ export class Snapshot {
   /**
    * The id, role and name of every element of the snapshot whose role is one of `roles` (one
    * round trip per frame, no XPath): for looking elements up by role and name on a large page
-   * without describing each one. Roles the capture listed already (SnapshotOptions.roles) cost
-   * no call.
+   * without describing each one. With `names`, only the elements whose name is one of them,
+   * compared by nameKey() (case and spacing aside). What the capture listed already
+   * (SnapshotOptions.lookup) costs no call.
    */
-  async withRoles(roles: readonly string[]): Promise<{ id: number; role: string; name: string }[]> {
+  async withRoles(
+    roles: readonly string[],
+    names?: readonly string[],
+  ): Promise<{ id: number; role: string; name: string }[]> {
+    const lookup = inPageLookup(roles, names);
     const listed = this.listed;
-    if (listed && roles.every((r) => listed.roles.has(r))) {
-      const wanted = new Set(roles);
-      return listed.rows.filter((row) => wanted.has(row.role));
+    const listedNames = listed?.names;
+    if (
+      listed &&
+      lookup.roles.every((r) => listed.roles.has(r)) &&
+      // Listed by name: only a look-up by some of those names can be answered from the list.
+      (!listedNames || lookup.names?.every((n) => listedNames.has(n)))
+    ) {
+      const wantedRoles = new Set(lookup.roles);
+      const wantedNames = lookup.names ? new Set(lookup.names) : undefined;
+      return listed.rows.filter(
+        (row) => wantedRoles.has(row.role) && (!wantedNames || wantedNames.has(nameKey(row.name))),
+      );
     }
     const found = await Promise.all(
       this.sections.map(async (section) => {
-        const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, [...roles]);
+        const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, lookup);
         if (isInPageFailure(rows)) throw this.stale(rows);
         return rows.map(([local, role, name]) => ({ id: section.first + local, role, name }));
       }),
@@ -381,8 +407,9 @@ async function readPage(
   }
   const ignored = await resolveIgnored(page, options.ignoreSelectors ?? []);
   const sections: FrameSection[] = [];
-  const listed: RoleRows | undefined = options.roles
-    ? { roles: new Set(options.roles), rows: [] }
+  const lookup = options.lookup ? inPageLookup(options.lookup.roles, options.lookup.names) : undefined;
+  const listed: RoleRows | undefined = lookup
+    ? { roles: new Set(lookup.roles), names: lookup.names && new Set(lookup.names), rows: [] }
     : undefined;
   let nextId = 1;
 
@@ -397,7 +424,7 @@ async function readPage(
           idOffset: nextId - 1,
           baseDepth,
           ignoreCss: ignored.css,
-          ...(options.roles ? { roles: [...options.roles] } : {}),
+          ...(lookup ? { lookup } : {}),
         },
         scope,
         ...excluded,

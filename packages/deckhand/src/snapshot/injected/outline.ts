@@ -25,10 +25,16 @@ export interface CaptureOptions {
   /** CSS selectors whose matching subtrees are left out (applied in this frame). */
   ignoreCss: string[];
   /**
-   * List the elements of these roles with the capture (as withRoles() would): a caller that looks
-   * elements up by role next then makes no call of its own for it.
+   * List the elements of these roles (with `names`, only those whose nameKey is one of them) with
+   * the capture, as withRoles() would: a caller that looks elements up next makes no call for it.
    */
-  roles?: string[];
+  lookup?: RoleLookup;
+}
+
+/** Elements by role and, when `names` is given, by name (nameKey()s: case and spacing aside). */
+export interface RoleLookup {
+  roles: string[];
+  names?: string[];
 }
 
 export interface CaptureResult {
@@ -42,7 +48,7 @@ export interface CaptureResult {
   /** The document's state as the capture began, and its count of changes when it ended. */
   quiet: QuietState;
   changesAfter: number;
-  /** With `roles`: [local id, role, name] of each element of those roles. */
+  /** With `lookup`: [local id, role, name] of each element it asks for. */
   withRoles?: [number, string, string][];
 }
 
@@ -72,7 +78,7 @@ export function installOutline(
   const { SKIP, INLINE, NAME_FROM_CONTENT, ACTIONABLE, LANDMARK, roleOf, outlineRole } = roles;
   const { nameOf, slotted } = names;
   const { states } = stateParts;
-  const { collapse, clip } = text;
+  const { collapse, clip, nameKey } = text;
 
   interface Registry {
     elements: Element[];
@@ -91,8 +97,8 @@ export function installOutline(
   function capture(options: CaptureOptions, root: Element | null, ...excluded: Element[]): CaptureResult {
     const quiet = quietness.quiet();
     const result = names.withLabelIndex(() => captureIndexed(options, root, excluded));
-    const listed = options.roles
-      ? { withRoles: ofRoles(registries.get(options.generation)!, options.roles) }
+    const listed = options.lookup
+      ? { withRoles: ofRoles(registries.get(options.generation)!, options.lookup) }
       : {};
     return { ...result, quiet, changesAfter: quietness.quiet().changes, ...listed };
   }
@@ -579,12 +585,16 @@ export function installOutline(
     return description;
   }
 
-  /** [local id, role, name] of the registry's elements whose role is one of `roles`. */
-  function ofRoles(registry: Registry, roles: string[]): [number, string, string][] {
-    const wanted = new Set(roles);
+  /**
+   * [local id, role, name] of the registry's elements that `lookup` asks for. Only those are sent
+   * back: on a page of thousands, sending every element of a role would cost more than the look.
+   */
+  function ofRoles(registry: Registry, lookup: RoleLookup): [number, string, string][] {
+    const roles = new Set(lookup.roles);
+    const names = lookup.names ? new Set(lookup.names) : undefined;
     const found: [number, string, string][] = [];
     registry.meta.forEach(([role, name], i) => {
-      if (wanted.has(role)) found.push([i, role, name]);
+      if (roles.has(role) && (!names || names.has(nameKey(name)))) found.push([i, role, name]);
     });
     return found;
   }
@@ -613,12 +623,12 @@ export function installOutline(
     },
 
     /**
-     * The local ids, roles and names of the elements whose role is one of `roles`: what the
-     * outline recorded when it was taken, no XPath (cheap for every element of a large page).
+     * The local ids, roles and names of the elements `lookup` asks for: what the outline recorded
+     * when it was taken, no XPath (cheap for every element of a large page).
      */
-    withRoles(generation: number, roles: string[]): [number, string, string][] | InPageFailure {
+    withRoles(generation: number, lookup: RoleLookup): [number, string, string][] | InPageFailure {
       const registry = registryFor(generation);
-      return isFailure(registry) ? registry : ofRoles(registry, roles);
+      return isFailure(registry) ? registry : ofRoles(registry, lookup);
     },
 
     /**
