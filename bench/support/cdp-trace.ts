@@ -10,9 +10,23 @@ export interface CdpCall {
   /** ms, performance.now() */
   sent: number;
   answered: number;
+  /** For a call of an injected script's method (Frame.invoke): the method's name, the in-page work. */
+  injected?: string;
 }
 
 type RawSend = (session: { targetType?: string }, method: string, params: unknown) => Promise<unknown>;
+
+/** The injected method a Runtime.callFunctionOn calls, if it is a Frame.invoke (its first argument names it). */
+function injectedMethod(method: string, params: unknown): string | undefined {
+  if (method !== "Runtime.callFunctionOn") return undefined;
+  const { functionDeclaration, arguments: args } = params as {
+    functionDeclaration?: string;
+    arguments?: { value?: unknown }[];
+  };
+  if (!functionDeclaration?.startsWith("function(method,")) return undefined;
+  const name = args?.[0]?.value;
+  return typeof name === "string" ? name : undefined;
+}
 
 export interface CdpTracer {
   calls: CdpCall[];
@@ -36,6 +50,8 @@ export function traceCdp(connectionClass: object): CdpTracer {
       sent: performance.now(),
       answered: Number.NaN,
     };
+    const injected = injectedMethod(method, params);
+    if (injected) call.injected = injected;
     calls.push(call);
     const done = () => {
       call.answered = performance.now();

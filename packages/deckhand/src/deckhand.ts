@@ -550,8 +550,14 @@ export class Deckhand {
       };
       try {
         const streamed = (await this.driver.agentExecute(page, call, deadline)) as AgentStreamResult;
-        streamed.result.then(end, end);
-        return streamed;
+        // Its result is logged and recorded (for the script exports) as a run's that is not
+        // streamed, before the caller's await of it sees it.
+        const result = streamed.result.then((done) => {
+          this.concludeAgentRun(page, options, done, startUrl, startedAt, started);
+          return done;
+        });
+        result.then(end, end);
+        return Object.assign(streamed, { result });
       } catch (error) {
         end();
         throw error;
@@ -560,13 +566,25 @@ export class Deckhand {
     const result = (await this.underDeadline("agent().execute()", { signal: options.signal }, (deadline) =>
       this.driver.agentExecute(page, call, deadline),
     )) as AgentResult;
+    this.concludeAgentRun(page, options, result, startUrl, startedAt, started);
+    return result;
+  }
+
+  /** The end of an agent run, streamed or not: its log line and its record. */
+  private concludeAgentRun(
+    page: Page,
+    options: AgentExecuteOptions,
+    result: AgentResult,
+    startUrl: string,
+    startedAt: number,
+    started: number,
+  ): void {
     this.log.info("agent", result.message, {
       success: result.success,
       steps: result.actions.length,
       ms: Math.round(performance.now() - started),
     });
     this.recordAgentRun(page, options, result, startUrl, startedAt);
-    return result;
   }
 
   /**

@@ -23,7 +23,7 @@
 
 import { releaseTarget } from "../browser/element-target.ts";
 import { domRuntime } from "../browser/in-page.ts";
-import { type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
+import { nameKey, plainName, type Snapshot, takeSnapshot } from "../snapshot/snapshot.ts";
 import { type ActResult, RESOLVED_WITHOUT_MODEL, type Variables } from "../types.ts";
 import { actResult, failureText, type Performed, performStep } from "./act-common.ts";
 import type { OperationContext } from "./context.ts";
@@ -773,16 +773,7 @@ function listItems(phrase: string, roles: readonly string[]): Target[] | undefin
 
 /** Names compared as a person reads them: case, spacing, and a trailing ":" or "*" aside. */
 export function sameName(a: string, b: string): boolean {
-  return normalName(a).toLowerCase() === normalName(b).toLowerCase();
-}
-
-/** The name with spacing and a trailing ":" or "*" aside, case kept. */
-function normalName(name: string): string {
-  return name
-    .normalize("NFKC")
-    .replace(/\s+/g, " ")
-    .replace(/[\s:*]+$/, "")
-    .trim();
+  return nameKey(a) === nameKey(b);
 }
 
 /** The outcome of trying an instruction without a model. */
@@ -845,10 +836,14 @@ export async function actExplicitly(
       if (!plan.key) return handOff(notOne(0, plan.target.phrase), restText());
       plan = { method: "press", argument: plan.key };
     } else if (plan.target) {
+      // The elements of the roles the step may mean are listed with the capture, in the same call
+      // per frame: a refusal then adds no call before the model's first look (which reuses this
+      // outline), only the listing's in-page work.
       const snapshot = await takeSnapshot(ctx.page, {
         tokenBudget: false,
         domSettleTimeout: ctx.domSettleTimeout,
         deadline: ctx.deadline,
+        lookup: lookupOf(plan),
       });
       ctx.deadline.check();
       let found = await resolvePlan(snapshot, plan);
@@ -911,18 +906,36 @@ function done(instruction: string, performed: Performed[]): ActResult {
   return result;
 }
 
+/** Every target of a step: its own, its list items', and those of the other reading of its words. */
+function targetsOf(plan: ExplicitPlan): Target[] {
+  return [plan, plan.alternative]
+    .flatMap((p) => (p ? [p.target, ...(p.items ?? [])] : []))
+    .filter((t): t is Target => t !== undefined);
+}
+
+/**
+ * What fitting() looks elements up by, for all of a step's targets at once: the roles any reading
+ * fits, and the names they give (none when a reading gives none: "the button").
+ */
+function lookupOf(plan: ExplicitPlan): { roles: string[]; names?: string[] } {
+  return readingsLookup(targetsOf(plan).flatMap((t) => t.readings));
+}
+
+function readingsLookup(readings: readonly Reading[]): { roles: string[]; names?: string[] } {
+  const roles = [...new Set(readings.flatMap((r) => r.roles))];
+  if (readings.some((r) => r.name === undefined)) return { roles };
+  return { roles, names: readings.map((r) => r.name!) };
+}
+
 /**
  * Whether a name the step gives (any reading, any list item, either reading of the words)
  * appears on the page at all (see the in-page `mentions`). True when a reading has no name ("the
  * button": the only one of its kind) or a frame cannot be asked.
  */
 async function mentioned(ctx: OperationContext, plan: ExplicitPlan): Promise<boolean> {
-  const targets = [plan, plan.alternative]
-    .flatMap((p) => (p ? [p.target, ...(p.items ?? [])] : []))
-    .filter((t): t is Target => t !== undefined);
-  const readings = targets.flatMap((t) => t.readings);
+  const readings = targetsOf(plan).flatMap((t) => t.readings);
   if (readings.some((r) => r.name === undefined)) return true;
-  const names = [...new Set(readings.map((r) => normalName(r.name!).toLowerCase()))].filter((n) => n);
+  const names = [...new Set(readings.map((r) => nameKey(r.name!)))].filter((n) => n);
   if (names.length === 0) return true;
   const answers = await Promise.all(
     ctx.page.frames().map((frame) => frame.invoke(domRuntime, "mentions", names).catch(() => true)),
@@ -974,7 +987,8 @@ function notOne(count: number, phrase: string): string {
 async function fitting(snapshot: Snapshot, target: Target): Promise<number[]> {
   // Only the elements of a role some reading fits, by what the outline recorded (not every
   // element described: on a page of thousands that is most of a refusal's cost).
-  const refs = await snapshot.withRoles([...new Set(target.readings.flatMap((r) => r.roles))]);
+  const { roles, names } = readingsLookup(target.readings);
+  const refs = await snapshot.withRoles(roles, names);
   if (refs.length === 0) return [];
   const candidates = refs
     .map((ref) => ({
@@ -1001,7 +1015,7 @@ async function fitting(snapshot: Snapshot, target: Target): Promise<number[]> {
   }
   if (seen.length > 1) {
     const exact = seen.filter((c) =>
-      c.readings.some((r) => r.name !== undefined && normalName(c.ref.name) === normalName(r.name)),
+      c.readings.some((r) => r.name !== undefined && plainName(c.ref.name) === plainName(r.name)),
     );
     if (exact.length === 1) return [exact[0]!.ref.id];
   }

@@ -32,7 +32,7 @@ const states = defineInjectedModule(installStates, values, text);
 const lines = defineInjectedModule(installOutlineLines, text);
 const kinds = defineInjectedModule(installElementKinds);
 const structures = defineInjectedModule(installOutlineStructures, roles, lines);
-const registry = defineInjectedModule(installOutlineRegistry, xpathAccess);
+const registry = defineInjectedModule(installOutlineRegistry, xpathAccess, text);
 
 /** The outline: installed in every document as it appears (Browser.prewarm). */
 export const outlineScript: InjectedScript<Outline> = defineInjectedScript(

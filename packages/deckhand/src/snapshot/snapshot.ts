@@ -25,7 +25,9 @@ import {
   type ElementDescription,
   FRAME_MARKER_END,
   FRAME_MARKER_START,
+  type RoleLookup,
 } from "./injected/outline.ts";
+import { installText } from "./injected/text.ts";
 import { estimateTokens } from "./tokens.ts";
 
 /** Default budget: leaves room in a 32k-token window for instructions and the answer. */
@@ -49,6 +51,27 @@ export interface SnapshotOptions {
    * (`signal` is then not read). Without it, takeSnapshot starts one from `signal`.
    */
   deadline?: Deadline;
+  /**
+   * @internal The elements of these roles (and names, when given) are listed in the same call
+   * per frame as the capture, so that withRoles() for them then costs no call (the explicit
+   * attempt's look-up).
+   */
+  lookup?: { roles: readonly string[]; names?: readonly string[] };
+}
+
+/** Compares names as explicit instructions do (in the page too): spacing, case, a trailing ":" or "*" aside. */
+export const { plainName, nameKey } = installText();
+
+/** Elements the capture listed (SnapshotOptions.lookup); `names` as nameKey()s, none for any name. */
+interface RoleRows {
+  roles: ReadonlySet<string>;
+  names: ReadonlySet<string> | undefined;
+  rows: { id: number; role: string; name: string }[];
+}
+
+/** The in-page form of a look-up: names as nameKey()s. */
+function inPageLookup(roles: readonly string[], names: readonly string[] | undefined): RoleLookup {
+  return { roles: [...roles], ...(names ? { names: [...new Set(names.map(nameKey))] } : {}) };
 }
 
 /** What an id stands for. */
@@ -88,6 +111,7 @@ export class Snapshot {
   /** @internal The page's state when it was read (how far each document had come), if it was looked at. */
   readonly pageState: PageState | undefined;
   private readonly sections: FrameSection[];
+  private readonly listed: RoleRows | undefined;
   private readonly prefixes = new Map<Frame, Promise<string>>();
   private readonly described = new Map<number, Promise<ElementRef>>();
 
@@ -100,6 +124,7 @@ export class Snapshot {
     estimatedTokens: number;
     sections: FrameSection[];
     pageState?: PageState;
+    listed?: RoleRows;
   }) {
     this.page = init.page;
     this.generation = init.generation;
@@ -110,6 +135,7 @@ export class Snapshot {
     this.elementCount = init.sections.reduce((n, s) => n + (s.last - s.first + 1), 0);
     this.url = init.page.url();
     this.pageState = init.pageState;
+    this.listed = init.listed;
   }
 
   /**
@@ -128,6 +154,7 @@ export class Snapshot {
       estimatedTokens: estimateTokens(text),
       sections: this.sections,
       ...(this.pageState ? { pageState: this.pageState } : {}),
+      ...(this.listed ? { listed: this.listed } : {}),
     });
   }
 
@@ -200,12 +227,32 @@ export class Snapshot {
   /**
    * The id, role and name of every element of the snapshot whose role is one of `roles` (one
    * round trip per frame, no XPath): for looking elements up by role and name on a large page
-   * without describing each one.
+   * without describing each one. With `names`, only the elements whose name is one of them,
+   * compared by nameKey() (case and spacing aside). What the capture listed already
+   * (SnapshotOptions.lookup) costs no call.
    */
-  async withRoles(roles: readonly string[]): Promise<{ id: number; role: string; name: string }[]> {
+  async withRoles(
+    roles: readonly string[],
+    names?: readonly string[],
+  ): Promise<{ id: number; role: string; name: string }[]> {
+    const lookup = inPageLookup(roles, names);
+    const listed = this.listed;
+    const listedNames = listed?.names;
+    if (
+      listed &&
+      lookup.roles.every((r) => listed.roles.has(r)) &&
+      // Listed by name: only a look-up by some of those names can be answered from the list.
+      (!listedNames || lookup.names?.every((n) => listedNames.has(n)))
+    ) {
+      const wantedRoles = new Set(lookup.roles);
+      const wantedNames = lookup.names ? new Set(lookup.names) : undefined;
+      return listed.rows.filter(
+        (row) => wantedRoles.has(row.role) && (!wantedNames || wantedNames.has(nameKey(row.name))),
+      );
+    }
     const found = await Promise.all(
       this.sections.map(async (section) => {
-        const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, [...roles]);
+        const rows = await section.frame.invoke(outlineScript, "withRoles", this.generation, lookup);
         if (isInPageFailure(rows)) throw this.stale(rows);
         return rows.map(([local, role, name]) => ({ id: section.first + local, role, name }));
       }),
@@ -374,6 +421,10 @@ async function readPage(
   }
   const ignored = await resolveIgnored(page, options.ignoreSelectors ?? [], deadline);
   const sections: FrameSection[] = [];
+  const lookup = options.lookup ? inPageLookup(options.lookup.roles, options.lookup.names) : undefined;
+  const listed: RoleRows | undefined = lookup
+    ? { roles: new Set(lookup.roles), names: lookup.names && new Set(lookup.names), rows: [] }
+    : undefined;
   let nextId = 1;
 
   const capture = async (frame: Frame, scope: ElementHandle | null, baseDepth: number): Promise<string> => {
@@ -382,7 +433,13 @@ async function readPage(
       frame.invoke(
         outlineScript,
         "capture",
-        { generation, idOffset: nextId - 1, baseDepth, ignoreCss: ignored.css },
+        {
+          generation,
+          idOffset: nextId - 1,
+          baseDepth,
+          ignoreCss: ignored.css,
+          ...(lookup ? { lookup } : {}),
+        },
         scope,
         ...excluded,
       ) as Promise<CaptureResult>;
@@ -391,6 +448,8 @@ async function readPage(
     if (result.unknownHosts > 0 && (await frame.discoverClosedShadowRoots()) > 0) result = await run();
     frameStates.push({ frame, state: result.quiet, changed: result.changesAfter !== result.quiet.changes });
     if (result.count > 0) sections.push({ frame, first: nextId, last: nextId + result.count - 1 });
+    for (const [local, role, name] of result.withRoles ?? [])
+      listed?.rows.push({ id: nextId + local, role, name });
     nextId += result.count;
     if (result.iframeDepths.length === 0) return result.text;
 
@@ -472,6 +531,7 @@ async function readPage(
       estimatedTokens: estimated,
       sections,
       pageState,
+      ...(listed ? { listed } : {}),
     }),
   };
 }

@@ -126,6 +126,53 @@ describe.each(MODES)("%s", (mode) => {
     expect(seen[0]).toBe(seen[1]);
   });
 
+  it.runIf(mode === "LOCAL")(
+    "a refusal that read the page makes no call into it that the model path would not make",
+    async () => {
+      // What the zero-token path may add to an instruction that needs the model: the methods of
+      // Deckhand's in-page scripts called before the model is asked, with explicit instructions on
+      // and off, counted on the browser's connection (a count, which does not depend on the
+      // machine's load). The look-up by role comes with the outline's capture, in the same call.
+      const connection = fx.dh.context.browser.connection;
+      const rawSend = connection.rawSend.bind(connection);
+      let calls: string[] | undefined;
+      connection.rawSend = (session, method, params) => {
+        const { functionDeclaration, arguments: args } = (params ?? {}) as {
+          functionDeclaration?: string;
+          arguments?: { value?: unknown }[];
+        };
+        if (calls && functionDeclaration?.startsWith("function(method,"))
+          calls.push(String(args?.[0]?.value));
+        return rawSend(session, method, params);
+      };
+      const before: Record<string, string[]> = {};
+      const strict = await anotherDeckhand(fx, { explicitInstructions: false });
+      try {
+        for (const [path, dh] of [
+          ["on", fx.dh],
+          ["off", strict],
+        ] as const) {
+          const rule = onAct(fx.model, (request) => {
+            before[path] ??= calls ?? [];
+            calls = undefined;
+            return step({ elementId: idOf(request, "button: Target button"), method: "click" });
+          });
+          await open(fx, "generated/large?elements=5000", dh);
+          calls = [];
+          expect((await dh.act("click Target")).success).toBe(true);
+          rule.remove();
+        }
+      } finally {
+        delete (connection as { rawSend?: unknown }).rawSend;
+        await strict.close();
+      }
+      // "quiet" is the wait for a page that was not calm yet, in either path as it happens.
+      const work = (path: string) => new Set(before[path]!.filter((m) => m !== "quiet"));
+      expect(before.off).toContain("capture");
+      expect(work("on")).toEqual(work("off"));
+    },
+  );
+
   it("carries out the explicit steps of an instruction, then asks the model only for the rest", async () => {
     await open(fx, "explicit/widgets.html");
     const before = await fx.dh.metrics;

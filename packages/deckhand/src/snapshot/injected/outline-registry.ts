@@ -5,6 +5,7 @@
 
 import type { InPageFailure } from "../../browser/injected/dom-runtime.ts";
 import type { XPathAccess } from "../../browser/injected/xpath.ts";
+import type { TextHelpers } from "./text.ts";
 
 export interface ElementDescription {
   xpath: string;
@@ -20,8 +21,15 @@ export interface Registry {
   iframes: Element[];
 }
 
-export function installOutlineRegistry(xpaths: XPathAccess) {
+/** Elements by role and, when `names` is given, by name (nameKey()s: case and spacing aside). */
+export interface RoleLookup {
+  roles: string[];
+  names?: string[];
+}
+
+export function installOutlineRegistry(xpaths: XPathAccess, text: TextHelpers) {
   const registries = new Map<number, Registry>();
+  const { nameKey } = text;
 
   /** A new registry for a capture of `generation`; those more than three generations older are dropped. */
   function begin(generation: number): Registry {
@@ -40,6 +48,20 @@ export function installOutlineRegistry(xpaths: XPathAccess) {
     const href = (el as HTMLAnchorElement).href;
     if (typeof href === "string" && href) description.url = href;
     return description;
+  }
+
+  /**
+   * [local id, role, name] of the registry's elements that `lookup` asks for. Only those are sent
+   * back: on a page of thousands, sending every element of a role would cost more than the look.
+   */
+  function ofRoles(registry: Registry, lookup: RoleLookup): [number, string, string][] {
+    const roles = new Set(lookup.roles);
+    const names = lookup.names ? new Set(lookup.names) : undefined;
+    const found: [number, string, string][] = [];
+    registry.meta.forEach(([role, name], i) => {
+      if (roles.has(role) && (!names || names.has(nameKey(name)))) found.push([i, role, name]);
+    });
+    return found;
   }
 
   function registryFor(generation: number): Registry | InPageFailure {
@@ -65,19 +87,19 @@ export function installOutlineRegistry(xpaths: XPathAccess) {
       return localIds.length > 20 ? xpaths.withStepCache(all) : all();
     },
 
+    /** The elements of `generation`'s registry that `lookup` asks for (the capture's own list). */
+    ofRoles(generation: number, lookup: RoleLookup): [number, string, string][] {
+      const registry = registries.get(generation);
+      return registry ? ofRoles(registry, lookup) : [];
+    },
+
     /**
-     * The local ids, roles and names of the elements whose role is one of `roles`: what the
-     * outline recorded when it was taken, no XPath (cheap for every element of a large page).
+     * The local ids, roles and names of the elements `lookup` asks for: what the outline recorded
+     * when it was taken, no XPath (cheap for every element of a large page).
      */
-    withRoles(generation: number, roles: string[]): [number, string, string][] | InPageFailure {
+    withRoles(generation: number, lookup: RoleLookup): [number, string, string][] | InPageFailure {
       const registry = registryFor(generation);
-      if (isFailure(registry)) return registry;
-      const wanted = new Set(roles);
-      const found: [number, string, string][] = [];
-      registry.meta.forEach(([role, name], i) => {
-        if (wanted.has(role)) found.push([i, role, name]);
-      });
-      return found;
+      return isFailure(registry) ? registry : ofRoles(registry, lookup);
     },
 
     /** [local id, absolute URL] of every link-like element of a snapshot. */

@@ -15,14 +15,14 @@ import type { XPathAccess } from "../../browser/injected/xpath.ts";
 import type { ElementKinds } from "./element-kinds.ts";
 import type { Names } from "./names.ts";
 import type { OutlineLines, Run } from "./outline-lines.ts";
-import type { OutlineRegistry, Registry } from "./outline-registry.ts";
+import type { OutlineRegistry, Registry, RoleLookup } from "./outline-registry.ts";
 import type { OutlineStructures, Walk } from "./outline-structures.ts";
 import type { Roles } from "./roles.ts";
 import type { States } from "./states.ts";
 import type { TextHelpers } from "./text.ts";
 import type { Values } from "./values.ts";
 
-export type { ElementDescription } from "./outline-registry.ts";
+export type { ElementDescription, RoleLookup } from "./outline-registry.ts";
 
 export interface CaptureOptions {
   generation: number;
@@ -32,6 +32,11 @@ export interface CaptureOptions {
   baseDepth: number;
   /** CSS selectors whose matching subtrees are left out (applied in this frame). */
   ignoreCss: string[];
+  /**
+   * List the elements of these roles (with `names`, only those whose nameKey is one of them) with
+   * the capture, as withRoles() would: a caller that looks elements up next makes no call for it.
+   */
+  lookup?: RoleLookup;
 }
 
 export interface CaptureResult {
@@ -45,6 +50,8 @@ export interface CaptureResult {
   /** The document's state as the capture began, and its count of changes when it ended. */
   quiet: QuietState;
   changesAfter: number;
+  /** With `lookup`: [local id, role, name] of each element it asks for. */
+  withRoles?: [number, string, string][];
 }
 
 /** Marker of the k-th iframe placeholder in a frame's text. */
@@ -79,7 +86,10 @@ export function installOutline(
   function capture(options: CaptureOptions, root: Element | null, ...excluded: Element[]): CaptureResult {
     const quiet = quietness.quiet();
     const result = names.withLabelIndex(() => captureIndexed(options, root, excluded));
-    return { ...result, quiet, changesAfter: quietness.quiet().changes };
+    const listed = options.lookup
+      ? { withRoles: registries.ofRoles(options.generation, options.lookup) }
+      : {};
+    return { ...result, quiet, changesAfter: quietness.quiet().changes, ...listed };
   }
 
   function captureIndexed(

@@ -16,7 +16,24 @@ export function installText() {
     return JSON.stringify(clip(text, 120));
   }
 
-  return { collapse, clip, quote };
+  /**
+   * A name as a person reads it, for comparing names (explicit instructions): spacing and a
+   * trailing ":" or "*" aside, case kept. nameKey() also sets case aside. The outline's look-up by
+   * name and the Node side compare with these same functions, so the two cannot disagree.
+   */
+  function plainName(name: string): string {
+    return name
+      .normalize("NFKC")
+      .replace(/\s+/g, " ")
+      .replace(/[\s:*]+$/, "")
+      .trim();
+  }
+
+  function nameKey(name: string): string {
+    return plainName(name).toLowerCase();
+  }
+
+  return { collapse, clip, quote, plainName, nameKey };
 }
 
 export type TextHelpers = ReturnType<typeof installText>;
