@@ -31,7 +31,7 @@ import { createLogger } from "../src/logger.ts";
 import { createService, type Service } from "../src/service.ts";
 import { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
-import { QUIET_ARGS } from "./live-helpers.ts";
+import { QUIET_ARGS, untilWarmPublished } from "./live-helpers.ts";
 import { freePort, NGINX, type Nginx, startNginx } from "./nginx.ts";
 
 const url = process.env.DECKHAND_TEST_DATABASE_URL;
@@ -115,6 +115,18 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
     nginx = await startNginx(nodes.map((node) => node.url.replace("http://", "")));
   }, 120_000);
 
+  /**
+   * A start received by `node` stays there when every node can start it without a launch and has
+   * as much room (placement prefers a node with a warm browser): once every warm browser is up.
+   */
+  const startHere = async (node: Node) => {
+    await untilWarmPublished(
+      node.store,
+      nodes.map((n) => n.id),
+    );
+    return startOn(node.url);
+  };
+
   afterAll(async () => {
     await nginx?.close();
     for (const node of nodes) {
@@ -131,8 +143,8 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("places a new session on the node with room, the receiving node first among equals; quota and capacity hold across nodes", async () => {
     const [a, b, c] = nodes as [Node, Node, Node];
-    // Every node has room: the node that received the start takes it (no hop).
-    const first = await startOn(a.url);
+    // Every node has room (and a warm browser): the node that received the start takes it (no hop).
+    const first = await startHere(a);
     expect(first).toMatchObject({ status: 200, node: a.id, owner: a.id });
     // a is full: the start received by a goes to another node, and the answer says which.
     const second = await startOn(a.url);
@@ -165,7 +177,7 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("refuses forged, missing and replayed cluster signatures, and another project's session on the internal path", async () => {
     const [a] = nodes as [Node];
-    const started = await startOn(a.url);
+    const started = await startHere(a);
     expect(started.owner).toBe(a.id);
     const path = `/v1/sessions/${started.id}/extract`;
     const send = (headers: Record<string, string>) =>
@@ -253,7 +265,7 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("streams a forwarded operation event by event, and a client that goes away cancels it at the owner", async () => {
     const [a, b] = nodes as [Node, Node];
-    const started = await startOn(a.url);
+    const started = await startHere(a);
     expect(started.owner).toBe(a.id);
     // A page that never answers: the navigation runs until it is cancelled.
     let arrived!: () => void;
@@ -344,7 +356,7 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("holds a forwarded CDP WebSocket to the owner's allow-list and message size limit", async () => {
     const [a, b] = nodes as [Node, Node];
-    const started = await startOn(a.url);
+    const started = await startHere(a);
     expect(started.owner).toBe(a.id);
     // Opened on b, which forwards it to a.
     const ws = new WebSocket(`${b.url.replace("http", "ws")}/v1/sessions/${started.id}/cdp`, {
