@@ -324,9 +324,16 @@ export class BrowserPool {
     this.readinessChanged();
   }
 
-  /** Launches warm browsers up to what is wanted, unless a retry after failures is pending. */
+  /**
+   * Launches warm browsers up to what is wanted, unless a retry after failures is pending or a
+   * tenant's browser is starting: a launch is the costliest thing the pool does, and a warm one is
+   * for a later start, so it does not compete with one a session waits for (a burst of starts that
+   * fills a project's browsers would otherwise launch its replacement warm browser at the same
+   * time). It is launched once that browser is up, or failed.
+   */
   private refill(): void {
     if (this.closed || !this.warming || this.warmRetry) return;
+    for (const slot of this.slots) if (!slot.browser && !slot.closing) return;
     // Lingering browsers of other tenants are kept: a tenant that comes back finds its browser.
     // A warm browser only takes a place no browser holds.
     while (this.warm.size < this.warmWanted()) this.launch(undefined);
@@ -521,11 +528,15 @@ export class BrowserPool {
           this.warmFailures = 0;
           for (const handler of [...this.warmHandlers]) handler(browser);
           this.warmChanged();
-        } else this.readinessChanged();
+        } else {
+          this.readinessChanged();
+          // A warm browser deferred while this one started (see refill).
+          this.refillSoon();
+        }
       },
       () => {
         this.launchFailedAt = Date.now();
-        this.slots.delete(slot);
+        if (this.slots.delete(slot)) this.refillSoon();
         if (this.warm.delete(slot)) this.warmFailed();
       },
     );

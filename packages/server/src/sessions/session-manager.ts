@@ -140,6 +140,8 @@ export class SessionManager {
     { made: Promise<Spare | undefined>; ready: boolean; forget: () => void }
   >();
 
+  /** Session starts under way in each pool browser (a spare is made once there are none: see create). */
+  private readonly startsIn = new Map<Browser, number>();
   private nodeInfo: NodeInfo;
   /** The readiness last written to the store (publishReadiness), and whether a write runs or is due. */
   private readonly readiness: { published: string | undefined; writing: boolean; again: boolean } = {
@@ -462,6 +464,16 @@ export class SessionManager {
       } else {
         lease = await this.options.pool.acquire(record.projectId);
         const settings = JSON.stringify(plan.context);
+        const browser = lease.browser;
+        this.startsIn.set(browser, (this.startsIn.get(browser) ?? 0) + 1);
+        let counted = true;
+        const startEnded = () => {
+          counted = false;
+          const left = (this.startsIn.get(browser) ?? 1) - 1;
+          if (left > 0) this.startsIn.set(browser, left);
+          else this.startsIn.delete(browser);
+          return left;
+        };
         try {
           const context =
             (await this.takeSpare(lease.browser, settings)) ?? (await lease.browser.newContext(plan.context));
@@ -475,8 +487,12 @@ export class SessionManager {
           // init() disposes of the context itself when it fails.
           await dh.init();
           cdp = { browser: lease.browser, contextId: context.id };
-          if (this.options.spareContexts) this.prepareSpare(lease.browser, plan.context, settings);
+          // The next start's spare, once no other start is under way in this browser: made while
+          // they are, it would only take a renderer's start from them (the last one makes it).
+          if (startEnded() === 0 && this.options.spareContexts)
+            this.prepareSpare(lease.browser, plan.context, settings);
         } catch (error) {
+          if (counted) startEnded();
           lease.release();
           throw error;
         }
