@@ -14,11 +14,11 @@
 import crypto from "node:crypto";
 import { freemem } from "node:os";
 import { createLogger, createService, openStore, type Service, type Store } from "@deckhand/server";
-import { type FixtureServer, startFixtureServer } from "@deckhand/testkit";
+import { type FixtureServer, processTree, startFixtureServer } from "@deckhand/testkit";
 import pg from "pg";
 import WebSocket from "ws";
 import { QUIET_ARGS } from "./support/browser.ts";
-import { descendants, isChromium, pssBytes } from "./support/processes.ts";
+import { isChromium, pssBytes } from "./support/processes.ts";
 import { checkTarget, emptyOutput, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { summarize, timed } from "./support/stats.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
@@ -143,7 +143,7 @@ async function holdSessions(
   const nodes: Node[] = [];
   const started: { id: string; key: string }[] = [];
   // Every Chromium under this process is one of these nodes' (the suite's other nodes are closed).
-  const browsersPss = () => pssBytes(descendants(process.pid).filter(isChromium));
+  const browsersPss = () => pssBytes(processTree(process.pid).filter(isChromium));
   try {
     for (let i = 0; i < setup.nodes; i++)
       nodes.push(

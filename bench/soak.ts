@@ -21,8 +21,8 @@
 // runs only when named (--only=soak).
 
 import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "@deckhand/server";
-import { match, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
-import { descendants, isChromium, kbField, openFds } from "./support/processes.ts";
+import { match, processTree, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
+import { isChromium, kbField, openFds } from "./support/processes.ts";
 import { checkTarget, emptyOutput, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { startServiceProcess } from "./support/service.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
@@ -46,7 +46,7 @@ interface Sample {
 }
 
 async function sample(pid: number, metricsUrl: string, startedAt: number): Promise<Sample> {
-  const browsers = descendants(pid).filter(isChromium);
+  const browsers = processTree(pid).filter(isChromium);
   let lagMs = Number.NaN;
   try {
     const text = await (await fetch(metricsUrl)).text();

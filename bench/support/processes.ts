@@ -1,34 +1,7 @@
-// The processes of the benchmarks from /proc: a process's descendants, its Chromium ones, a
-// field of its status or smaps_rollup (memory), its open file descriptors.
+// The processes of the benchmarks from /proc (a process's descendants: the testkit's processTree):
+// which are Chromium, a field of their status or smaps_rollup (memory), their open file descriptors.
 
 import { readdirSync, readFileSync } from "node:fs";
-
-function parentsMap(): Map<number, number[]> {
-  const map = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      map.set(ppid, [...(map.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone
-    }
-  }
-  return map;
-}
-
-export function descendants(root: number): number[] {
-  const map = parentsMap();
-  const out: number[] = [];
-  const stack = [...(map.get(root) ?? [])];
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    out.push(pid);
-    stack.push(...(map.get(pid) ?? []));
-  }
-  return out;
-}
 
 export function kbField(path: string, field: string): number {
   try {
