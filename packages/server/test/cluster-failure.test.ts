@@ -14,7 +14,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
-import { untilWarmPublished } from "./live-helpers.ts";
+import { untilWarmPublished } from "./cluster-node.ts";
 import { freePort } from "./nginx.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
 

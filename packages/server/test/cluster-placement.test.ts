@@ -7,26 +7,20 @@
 
 import crypto from "node:crypto";
 import { waitForNoChrome } from "@deckhand/testkit";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../src/logger.ts";
-import { createService, type Service } from "../src/service.ts";
-import { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
-import { QUIET_ARGS, untilWarmPublished } from "./live-helpers.ts";
-import { freePort } from "./nginx.ts";
+import {
+  type ClusterNode as Node,
+  startClusterNode,
+  stopCluster,
+  untilWarmPublished,
+} from "./cluster-node.ts";
+import { QUIET_ARGS } from "./live-helpers.ts";
 
 const url = process.env.DECKHAND_TEST_DATABASE_URL;
 if (!url) console.warn("Cluster placement tests skipped: set DECKHAND_TEST_DATABASE_URL.");
 
 const SECRET = crypto.randomBytes(32).toString("hex");
-
-interface Node {
-  service: Service;
-  store: PostgresStore;
-  url: string;
-  id: string;
-}
 
 describe.skipIf(!url)("placement prefers a node that starts without a browser launch", () => {
   const schema = `deckhand_placement_${crypto.randomBytes(6).toString("hex")}`;
@@ -35,22 +29,16 @@ describe.skipIf(!url)("placement prefers a node that starts without a browser la
   let cold: Node;
   const keys: CreatedKey[] = [];
 
-  const startNode = async (warmBrowsers: number): Promise<Node> => {
-    const store = await PostgresStore.open({ url: url!, schema });
-    const port = await freePort();
-    const service = await createService({
-      store,
-      logger: createLogger({ level: "warn" }),
-      maxSessions: 2,
-      maxSessionsPerProject: 2,
-      shutdownGraceMs: 500,
-      browsers: { warmBrowsers, args: [...QUIET_ARGS, marker] },
-      cluster: { advertiseUrl: `http://127.0.0.1:${port}`, secret: SECRET },
-    });
-    await service.app.listen({ host: "127.0.0.1", port });
-    await service.advertise();
-    return { service, store, url: `http://127.0.0.1:${port}`, id: service.sessions.nodeId };
-  };
+  const startNode = (warmBrowsers: number) =>
+    startClusterNode(
+      { url: url!, schema, secret: SECRET },
+      {
+        maxSessions: 2,
+        maxSessionsPerProject: 2,
+        shutdownGraceMs: 500,
+        browsers: { warmBrowsers, args: [...QUIET_ARGS, marker] },
+      },
+    );
 
   const startOn = async (node: Node, key: CreatedKey) => {
     const response = await fetch(`${node.url}/v1/sessions/start`, {
@@ -74,14 +62,7 @@ describe.skipIf(!url)("placement prefers a node that starts without a browser la
   }, 120_000);
 
   afterAll(async () => {
-    for (const node of [warm, cold]) {
-      await node?.service.app.close();
-      await node?.store.close();
-    }
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    await stopCluster({ url: url!, schema }, [warm, cold]);
     expect(await waitForNoChrome(marker)).toEqual([]);
   }, 60_000);
 

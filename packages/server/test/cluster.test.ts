@@ -21,17 +21,16 @@ import {
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Deckhand } from "deckhand";
-import pg from "pg";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { z } from "zod";
 import { ClusterTrust } from "../src/cluster/trust.ts";
-import { createLogger } from "../src/logger.ts";
-import { createService, type Service } from "../src/service.ts";
-import { PostgresStore } from "../src/store/postgres-store.ts";
+import type { Service } from "../src/service.ts";
+import type { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
-import { QUIET_ARGS, untilWarmPublished } from "./live-helpers.ts";
+import { startClusterNode, stopCluster, untilWarmPublished } from "./cluster-node.ts";
+import { QUIET_ARGS } from "./live-helpers.ts";
 import { freePort, NGINX, type Nginx, startNginx } from "./nginx.ts";
 
 const url = process.env.DECKHAND_TEST_DATABASE_URL;
@@ -59,25 +58,21 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
   let key: CreatedKey;
   let otherKey: CreatedKey;
 
-  const startNode = async (name: string): Promise<Node> => {
-    const store = await PostgresStore.open({ url: url!, schema });
-    const port = await freePort();
-    const service = await createService({
-      store,
-      logger: createLogger({ level: "warn" }),
-      // One session per node, two per project: the spill and the quota show with few browsers.
-      maxSessions: 1,
-      maxSessionsPerProject: 2,
-      shutdownGraceMs: 500,
-      // Small, so that the hop's test of the owner's limit sends little.
-      cdpMaxMessageBytes: 256 * 1024,
-      browsers: { lingerMs: 500, args: [...QUIET_ARGS, marker] },
-      cluster: { advertiseUrl: `http://127.0.0.1:${port}`, secret: SECRET },
-    });
-    await service.app.listen({ host: "127.0.0.1", port });
-    await service.advertise();
-    return { name, service, store, url: `http://127.0.0.1:${port}`, id: service.sessions.nodeId };
-  };
+  const startNode = async (name: string): Promise<Node> => ({
+    name,
+    ...(await startClusterNode(
+      { url: url!, schema, secret: SECRET },
+      {
+        // One session per node, two per project: the spill and the quota show with few browsers.
+        maxSessions: 1,
+        maxSessionsPerProject: 2,
+        shutdownGraceMs: 500,
+        // Small, so that the hop's test of the owner's limit sends little.
+        cdpMaxMessageBytes: 256 * 1024,
+        browsers: { lingerMs: 500, args: [...QUIET_ARGS, marker] },
+      },
+    )),
+  });
   const byId = (id: string) => nodes.find((node) => node.id === id);
 
   const call = (
@@ -129,15 +124,8 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   afterAll(async () => {
     await nginx?.close();
-    for (const node of nodes) {
-      await node.service.app.close();
-      await node.store.close();
-    }
+    await stopCluster({ url: url!, schema }, nodes);
     await Promise.all([site?.close(), model?.close()]);
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
     expect(await waitForNoChrome(marker)).toEqual([]);
   }, 60_000);
 

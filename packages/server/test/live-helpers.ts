@@ -318,19 +318,3 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
-
-/**
- * Until each of these cluster nodes has published in the store that it can start a new project's
- * session without a browser launch (its warm browser is up): placement reads that, so a test that
- * expects the receiving node to take a start waits for it first.
- */
-export async function untilWarmPublished(store: Store, nodeIds: readonly string[]): Promise<void> {
-  await eventually(
-    async () => {
-      const nodes = await store.listLiveNodes();
-      return nodeIds.every((id) => (nodes.find((node) => node.id === id)?.ready?.anyProject ?? 0) > 0);
-    },
-    30_000,
-    "the nodes' warm browsers, published",
-  );
-}
