@@ -477,15 +477,24 @@ export class SessionManager {
         try {
           const context =
             (await this.takeSpare(lease.browser, settings)) ?? (await lease.browser.newContext(plan.context));
-          // Downloads land in the session's own directory (not the service user's ~/Downloads).
-          await lease.browser.connection.root.send("Browser.setDownloadBehavior", {
-            behavior: "allow",
-            browserContextId: context.id,
-            downloadPath: downloadDir,
-          });
           dh = Deckhand.inContext(context, plan.deckhand);
-          // init() disposes of the context itself when it fails.
-          await dh.init();
+          // Downloads land in the session's own directory (not the service user's ~/Downloads).
+          // Set while init() runs, not before it: nothing can download before the session answers,
+          // and a round trip to a busy browser is not waited for twice.
+          const [download, init] = await Promise.allSettled([
+            lease.browser.connection.root.send("Browser.setDownloadBehavior", {
+              behavior: "allow",
+              browserContextId: context.id,
+              downloadPath: downloadDir,
+            }),
+            // init() disposes of the context itself when it fails.
+            dh.init(),
+          ]);
+          if (init.status === "rejected") throw init.reason;
+          if (download.status === "rejected") {
+            await dh.close().catch(() => undefined);
+            throw download.reason;
+          }
           cdp = { browser: lease.browser, contextId: context.id };
           // The next start's spare, once no other start is under way in this browser: made while
           // they are, it would only take a renderer's start from them (the last one makes it).
