@@ -1,7 +1,9 @@
-// `npm run bench -- --only=cluster`: what a hop through another node costs. Two nodes of one
-// cluster in this process, on one PostgreSQL (a schema of the run's own; DECKHAND_TEST_DATABASE_URL
-// or DATABASE_URL), one session on the first. The same request is sent in turns to the owner
-// (direct) and to the other node (forwarded to the owner), and the medians compared:
+// `npm run bench -- --only=cluster`: how many sessions three nodes on this machine hold against
+// one, with the same memory per session (see sessionsHeld), and what a hop through another node
+// costs. Nodes of one cluster in this process, on one PostgreSQL (a schema of each setup's own;
+// DECKHAND_TEST_DATABASE_URL or DATABASE_URL). For the hop, two nodes and one session on the
+// first: the same request is sent in turns to the owner (direct) and to the other node (forwarded
+// to the owner), and the medians compared:
 //
 // - an operation answered as JSON: act with an Action (no model) on a small page;
 // - the first event of a streamed operation (the same act with x-stream-response), from request to
@@ -10,11 +12,13 @@
 //   once to each node.
 
 import crypto from "node:crypto";
+import { freemem } from "node:os";
 import { createLogger, createService, openStore, type Service, type Store } from "@deckhand/server";
-import { type FixtureServer, startFixtureServer } from "@deckhand/testkit";
+import { type FixtureServer, processTree, startFixtureServer } from "@deckhand/testkit";
 import pg from "pg";
 import WebSocket from "ws";
 import { QUIET_ARGS } from "./support/browser.ts";
+import { isChromium, pssBytes } from "./support/processes.ts";
 import { checkTarget, emptyOutput, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { summarize, timed } from "./support/stats.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
@@ -28,6 +32,12 @@ const ACTION = {
   arguments: [],
   description: "the add button",
 };
+/** Sessions of one project in the sessions-held figure (a browser holds 8: half full each). */
+const PER_PROJECT = 4;
+/** The sessions-held figure stops at this much Chromium PSS (or 40 % of the free memory, if less)... */
+const HOLD_BUDGET_BYTES = 1536 * 2 ** 20;
+/** ... or at this many sessions on one node, to keep the run short. */
+const HOLD_CEILING = 48;
 /** Targets (issue 19): added latency of a forwarded operation, and of a CDP round trip, medians. */
 const OP_ADDED_TARGET_MS = 3;
 const CDP_ADDED_TARGET_MS = 1;
@@ -48,7 +58,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startNode(url: string, schema: string, secret: string): Promise<Node> {
+async function startNode(
+  url: string,
+  schema: string,
+  secret: string,
+  limits: { maxSessions?: number; maxSessionsPerProject?: number } = {},
+): Promise<Node> {
   const store = await openStore({ databaseUrl: url, databaseSchema: schema });
   const port = await freePort();
   const service = await createService({
@@ -57,6 +72,7 @@ async function startNode(url: string, schema: string, secret: string): Promise<N
     browsers: { args: [...QUIET_ARGS] },
     screenshots: { enabled: false },
     cluster: { advertiseUrl: `http://127.0.0.1:${port}`, secret },
+    ...limits,
   });
   await service.app.listen({ host: "127.0.0.1", port });
   await service.advertise();
@@ -100,9 +116,104 @@ async function cdpClient(address: string): Promise<{ roundTrip(): Promise<number
   };
 }
 
+/** What one setup (one node, or three) held: sessions started until a 429 or the memory bound. */
+interface Held {
+  nodes: number;
+  maxSessionsEach: number;
+  held: number;
+  /** What stopped it: a 429's code, or "memory bound". */
+  stoppedBy: string;
+  /** Chromium PSS of every node's browsers (warm ones included), before any session and at the end (MiB). */
+  idleMb: number;
+  fullMb: number;
+}
+
+/**
+ * Starts sessions, PER_PROJECT to a project, sent to the nodes in turns (as a round-robin load
+ * balancer would), until one is refused 429 or the nodes' browsers together pass `budgetBytes` of
+ * PSS; then ends them all and stops the nodes.
+ */
+async function holdSessions(
+  ctx: SuiteContext,
+  url: string,
+  secret: string,
+  setup: { nodes: number; maxSessionsEach: number; budgetBytes: number },
+): Promise<Held> {
+  const schema = `deckhand_bench_hold_${crypto.randomBytes(4).toString("hex")}`;
+  const nodes: Node[] = [];
+  const started: { id: string; key: string }[] = [];
+  // Every Chromium under this process is one of these nodes' (the suite's other nodes are closed).
+  const browsersPss = () => pssBytes(processTree(process.pid).filter(isChromium));
+  try {
+    for (let i = 0; i < setup.nodes; i++)
+      nodes.push(
+        await startNode(url, schema, secret, {
+          maxSessions: setup.maxSessionsEach,
+          maxSessionsPerProject: PER_PROJECT,
+        }),
+      );
+    // Idle: each node's warm browser up (the pool's own signal), nothing else.
+    await Promise.all(nodes.map((node) => node.service.sessions.pool.whenWarm()));
+    const idle = browsersPss();
+    const keys: string[] = [];
+    let stoppedBy = "";
+    for (let i = 0; !stoppedBy; i++) {
+      if (i % PER_PROJECT === 0) keys.push((await nodes[0]!.store.createKey({ name: `hold ${i}` })).key);
+      const key = keys.at(-1)!;
+      if (i % 8 === 0) ctx.progress(`cluster: ${setup.nodes} node(s), session ${i + 1}`);
+      const response = await post(nodes[i % nodes.length]!.url, key, "/v1/sessions/start", {});
+      const body = (await response.json()) as { code?: string; data?: { sessionId: string } };
+      if (response.status === 429) stoppedBy = `429 ${body.code}`;
+      else if (response.status !== 200) throw new Error(`start answered ${response.status}: ${body.code}`);
+      else {
+        started.push({ id: body.data!.sessionId, key });
+        if (browsersPss() > setup.budgetBytes) stoppedBy = "memory bound";
+      }
+    }
+    return {
+      nodes: setup.nodes,
+      maxSessionsEach: setup.maxSessionsEach,
+      held: started.length,
+      stoppedBy,
+      idleMb: idle / 2 ** 20,
+      fullMb: browsersPss() / 2 ** 20,
+    };
+  } finally {
+    for (const session of started)
+      await post(nodes[0]!.url, session.key, `/v1/sessions/${session.id}/end`, {});
+    for (const node of nodes) {
+      await node.service.app.close();
+      await node.store.close();
+    }
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  }
+}
+
+/**
+ * Sessions held by one node, then by three on this machine, with the same memory per session:
+ * the one node may run up to HOLD_CEILING sessions and stops at the memory budget (its Chromium
+ * PSS); three nodes then get a third of what it held each (--max-sessions), so that the two hold
+ * the same sessions in the same budget unless the cluster's own cost (two more warm browsers)
+ * makes the difference.
+ */
+async function sessionsHeld(ctx: SuiteContext, url: string, secret: string): Promise<Held[]> {
+  const budgetBytes = Math.min(HOLD_BUDGET_BYTES, Math.floor(freemem() * 0.4));
+  const one = await holdSessions(ctx, url, secret, { nodes: 1, maxSessionsEach: HOLD_CEILING, budgetBytes });
+  const three = await holdSessions(ctx, url, secret, {
+    nodes: 3,
+    maxSessionsEach: Math.max(1, Math.ceil(one.held / 3)),
+    budgetBytes,
+  });
+  return [one, three];
+}
+
 export const clusterSuite: Suite = {
   name: "cluster",
-  title: "several nodes: added latency of a forwarded operation, first SSE event and CDP round trip",
+  title:
+    "several nodes: sessions held by three nodes against one; added latency of a forwarded operation, first SSE event and CDP round trip",
   async run(ctx: SuiteContext): Promise<SuiteOutput> {
     const output = emptyOutput();
     const url = process.env.DECKHAND_TEST_DATABASE_URL ?? process.env.DATABASE_URL;
@@ -112,6 +223,35 @@ export const clusterSuite: Suite = {
     }
     const schema = `deckhand_bench_cluster_${crypto.randomBytes(4).toString("hex")}`;
     const secret = crypto.randomBytes(32).toString("hex");
+    // First, while no other node of the suite runs: every Chromium under this process is theirs.
+    const held = await sessionsHeld(ctx, url, secret);
+    output.tables.push({
+      title: "Sessions held on this machine: one node, then three, with the same memory per session",
+      columns: [
+        "nodes",
+        "--max-sessions each",
+        "sessions held",
+        "stopped by",
+        "browsers idle MiB",
+        "browsers full MiB",
+        "MiB per session",
+      ],
+      rows: held.map((h) => [
+        String(h.nodes),
+        String(h.maxSessionsEach),
+        String(h.held),
+        h.stoppedBy,
+        h.idleMb.toFixed(0),
+        h.fullMb.toFixed(0),
+        (h.fullMb / h.held).toFixed(1),
+      ]),
+      notes: [
+        `Sessions of ${PER_PROJECT} to a project, sent to the nodes in turns; Chromium PSS of every node's browsers`,
+        `  (warm ones included), bound ${(Math.min(HOLD_BUDGET_BYTES, Math.floor(freemem() * 0.4)) / 2 ** 20).toFixed(0)} MiB (${HOLD_BUDGET_BYTES / 2 ** 20} MiB, or 40 % of the free memory if less).`,
+        `  One node may take ${HOLD_CEILING} sessions and stops at the bound; the three get a third of what it held each.`,
+        "  MiB per session: the browsers' PSS at the end over the sessions held (the nodes' own Node.js is one process here).",
+      ],
+    });
     const site: FixtureServer = await startFixtureServer();
     site.route("/bench-cluster.html", (_req, res) => {
       res.setHeader("content-type", "text/html; charset=utf-8");

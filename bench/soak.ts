@@ -21,9 +21,9 @@
 // Each run lasts --soak-minutes (default 15), so the suite takes twice that and a minute more. It
 // runs only when named (--only=soak).
 
-import { readdirSync, readFileSync } from "node:fs";
 import { DEFAULT_CDP_MAX_MESSAGE_BYTES } from "@deckhand/server";
-import { match, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
+import { match, processTree, startFixtureServer, startScriptedModel } from "@deckhand/testkit";
+import { isChromium, kbField, openFds } from "./support/processes.ts";
 import { checkTarget, emptyOutput, fmtMs, type SuiteOutput } from "./support/report.ts";
 import { startServiceProcess } from "./support/service.ts";
 import type { Suite, SuiteContext } from "./support/suite.ts";
@@ -37,60 +37,6 @@ const FLAT = 0.05;
 const OPS = ["navigate", "observe", "act", "extract", "cdp", "viewer"] as const;
 type Op = (typeof OPS)[number];
 
-// ---------- /proc ----------
-
-function parentsMap(): Map<number, number[]> {
-  const map = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      map.set(ppid, [...(map.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone
-    }
-  }
-  return map;
-}
-
-function descendants(root: number): number[] {
-  const map = parentsMap();
-  const out: number[] = [];
-  const stack = [...(map.get(root) ?? [])];
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    out.push(pid);
-    stack.push(...(map.get(pid) ?? []));
-  }
-  return out;
-}
-
-function kbField(path: string, field: string): number {
-  try {
-    const found = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(path, "utf8"));
-    return found ? Number(found[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function openFds(pid: number): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    return 0;
-  }
-}
-
-function isChromium(pid: number): boolean {
-  try {
-    return /chrom/i.test(readFileSync(`/proc/${pid}/comm`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
 interface Sample {
   atS: number;
   serviceRssMb: number;
@@ -101,7 +47,7 @@ interface Sample {
 }
 
 async function sample(pid: number, metricsUrl: string, startedAt: number): Promise<Sample> {
-  const browsers = descendants(pid).filter(isChromium);
+  const browsers = processTree(pid).filter(isChromium);
   let lagMs = Number.NaN;
   try {
     const text = await (await fetch(metricsUrl)).text();

@@ -116,8 +116,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       "A cluster needs a store the nodes share (PostgreSQL, --database-url); SQLite serves one node.",
     );
   }
+  const pool = new BrowserPool(options.browsers);
   const cluster = options.cluster
-    ? new Cluster({ store: options.store, nodeId, log: logger, ...options.cluster })
+    ? new Cluster({
+        store: options.store,
+        nodeId,
+        log: logger,
+        readiness: () => pool.readiness(),
+        ...options.cluster,
+      })
     : undefined;
   // Known once the app listens: the port a caller must not make the service call itself on.
   let app: FastifyInstance | undefined;
@@ -125,7 +132,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     const address = app?.server.address();
     return typeof address === "object" && address ? address.port : undefined;
   };
-  const pool = new BrowserPool(options.browsers);
   const sessions = new SessionManager({
     nodeId,
     nodeLeaseMs: options.nodeLeaseMs ?? DEFAULT_NODE_LEASE_MS,

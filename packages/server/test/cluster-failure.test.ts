@@ -14,6 +14,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
+import { untilWarmPublished } from "./cluster-node.ts";
 import { freePort } from "./nginx.ts";
 import { type ServerProcess, startServerProcess } from "./server-process.ts";
 
@@ -67,6 +68,13 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
       ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
     });
 
+  /** A node's id, as it says on every answer. */
+  const nodeId = async (node: ServerProcess) => {
+    const response = await fetch(`${node.url}/healthz`);
+    await response.arrayBuffer();
+    return response.headers.get("x-deckhand-node")!;
+  };
+
   const startSession = async (node: ServerProcess) => {
     const response = await call(node, "/v1/sessions/start", {});
     expect(response.status, node.output()).toBe(200);
@@ -106,7 +114,9 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
 
   it("a node killed mid-session: 503 + Retry-After while its lease is live, then 410 from every node; others untouched", async () => {
     const [a, b, c] = nodes as [ServerProcess, ServerProcess, ServerProcess];
-    // Each start is taken by the node that received it (every node has room, it is first among equals).
+    // Each start is taken by the node that received it (every node has room and a warm browser, it
+    // is first among equals).
+    await untilWarmPublished(store, await Promise.all([a, b, c].map(nodeId)));
     const doomed = await startSession(a);
     const kept = await startSession(b);
     expect(doomed.owner).toBe(doomed.node);
@@ -160,6 +170,7 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
 
   it("SIGTERM drains a node: in-flight work finishes, nothing new is placed there, then its sessions end", async () => {
     const [, b, c] = nodes as [ServerProcess, ServerProcess, ServerProcess];
+    await untilWarmPublished(store, await Promise.all([b, c].map(nodeId)));
     const onB = await startSession(b);
     expect(onB.owner).toBe(onB.node);
     // A navigation to a page that answers after a while, in flight through c when b is told to stop.

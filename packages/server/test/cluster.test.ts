@@ -21,16 +21,15 @@ import {
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Deckhand } from "deckhand";
-import pg from "pg";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { z } from "zod";
 import { ClusterTrust } from "../src/cluster/trust.ts";
-import { createLogger } from "../src/logger.ts";
-import { createService, type Service } from "../src/service.ts";
-import { PostgresStore } from "../src/store/postgres-store.ts";
+import type { Service } from "../src/service.ts";
+import type { PostgresStore } from "../src/store/postgres-store.ts";
 import type { CreatedKey } from "../src/store/store.ts";
+import { startClusterNode, stopCluster, untilWarmPublished } from "./cluster-node.ts";
 import { QUIET_ARGS } from "./live-helpers.ts";
 import { freePort, NGINX, type Nginx, startNginx } from "./nginx.ts";
 
@@ -59,25 +58,21 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
   let key: CreatedKey;
   let otherKey: CreatedKey;
 
-  const startNode = async (name: string): Promise<Node> => {
-    const store = await PostgresStore.open({ url: url!, schema });
-    const port = await freePort();
-    const service = await createService({
-      store,
-      logger: createLogger({ level: "warn" }),
-      // One session per node, two per project: the spill and the quota show with few browsers.
-      maxSessions: 1,
-      maxSessionsPerProject: 2,
-      shutdownGraceMs: 500,
-      // Small, so that the hop's test of the owner's limit sends little.
-      cdpMaxMessageBytes: 256 * 1024,
-      browsers: { lingerMs: 500, args: [...QUIET_ARGS, marker] },
-      cluster: { advertiseUrl: `http://127.0.0.1:${port}`, secret: SECRET },
-    });
-    await service.app.listen({ host: "127.0.0.1", port });
-    await service.advertise();
-    return { name, service, store, url: `http://127.0.0.1:${port}`, id: service.sessions.nodeId };
-  };
+  const startNode = async (name: string): Promise<Node> => ({
+    name,
+    ...(await startClusterNode(
+      { url: url!, schema, secret: SECRET },
+      {
+        // One session per node, two per project: the spill and the quota show with few browsers.
+        maxSessions: 1,
+        maxSessionsPerProject: 2,
+        shutdownGraceMs: 500,
+        // Small, so that the hop's test of the owner's limit sends little.
+        cdpMaxMessageBytes: 256 * 1024,
+        browsers: { lingerMs: 500, args: [...QUIET_ARGS, marker] },
+      },
+    )),
+  });
   const byId = (id: string) => nodes.find((node) => node.id === id);
 
   const call = (
@@ -115,24 +110,29 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
     nginx = await startNginx(nodes.map((node) => node.url.replace("http://", "")));
   }, 120_000);
 
+  /**
+   * A start received by `node` stays there when every node can start it without a launch and has
+   * as much room (placement prefers a node with a warm browser): once every warm browser is up.
+   */
+  const startHere = async (node: Node) => {
+    await untilWarmPublished(
+      node.store,
+      nodes.map((n) => n.id),
+    );
+    return startOn(node.url);
+  };
+
   afterAll(async () => {
     await nginx?.close();
-    for (const node of nodes) {
-      await node.service.app.close();
-      await node.store.close();
-    }
+    await stopCluster({ url: url!, schema }, nodes);
     await Promise.all([site?.close(), model?.close()]);
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
     expect(await waitForNoChrome(marker)).toEqual([]);
   }, 60_000);
 
   it("places a new session on the node with room, the receiving node first among equals; quota and capacity hold across nodes", async () => {
     const [a, b, c] = nodes as [Node, Node, Node];
-    // Every node has room: the node that received the start takes it (no hop).
-    const first = await startOn(a.url);
+    // Every node has room (and a warm browser): the node that received the start takes it (no hop).
+    const first = await startHere(a);
     expect(first).toMatchObject({ status: 200, node: a.id, owner: a.id });
     // a is full: the start received by a goes to another node, and the answer says which.
     const second = await startOn(a.url);
@@ -165,7 +165,7 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("refuses forged, missing and replayed cluster signatures, and another project's session on the internal path", async () => {
     const [a] = nodes as [Node];
-    const started = await startOn(a.url);
+    const started = await startHere(a);
     expect(started.owner).toBe(a.id);
     const path = `/v1/sessions/${started.id}/extract`;
     const send = (headers: Record<string, string>) =>
@@ -253,7 +253,7 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("streams a forwarded operation event by event, and a client that goes away cancels it at the owner", async () => {
     const [a, b] = nodes as [Node, Node];
-    const started = await startOn(a.url);
+    const started = await startHere(a);
     expect(started.owner).toBe(a.id);
     // A page that never answers: the navigation runs until it is cancelled.
     let arrived!: () => void;
@@ -344,7 +344,7 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   it("holds a forwarded CDP WebSocket to the owner's allow-list and message size limit", async () => {
     const [a, b] = nodes as [Node, Node];
-    const started = await startOn(a.url);
+    const started = await startHere(a);
     expect(started.owner).toBe(a.id);
     // Opened on b, which forwards it to a.
     const ws = new WebSocket(`${b.url.replace("http", "ws")}/v1/sessions/${started.id}/cdp`, {

@@ -446,6 +446,27 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
       expect((await store.listLiveNodes()).some((n) => n.id === node)).toBe(false);
     });
 
+    it("keeps what each node can start without a launch: registered, renewed and published between renewals", async () => {
+      const node = `node-ready-${crypto.randomUUID()}`;
+      const ready = (anyProject: number, projects: Record<string, number> = {}) => ({ anyProject, projects });
+      await store.registerNode(node, 60_000, { advertiseUrl: "http://10.0.0.6:3000", ready: ready(8) });
+      expect((await store.getNode(node))?.ready).toEqual(ready(8));
+      await store.setNodeReady(node, ready(0, { "project-a": 7 }));
+      expect((await store.listLiveNodes()).find((n) => n.id === node)?.ready).toEqual(
+        ready(0, { "project-a": 7 }),
+      );
+      // A renewal that says nothing of it keeps it; one that does replaces it.
+      expect(await store.renewNode(node, 60_000)).toBe(true);
+      expect((await store.getNode(node))?.ready).toEqual(ready(0, { "project-a": 7 }));
+      expect(await store.renewNode(node, 60_000, ready(8, { "project-a": 6 }))).toBe(true);
+      expect((await store.getNode(node))?.ready).toEqual(ready(8, { "project-a": 6 }));
+      await store.removeNode(node);
+      // A node registered without it has published nothing.
+      await store.registerNode(node, 60_000, { maxSessions: 2 });
+      expect((await store.getNode(node))?.ready).toBeUndefined();
+      await store.removeNode(node);
+    });
+
     it("admits a session only within the node's (or the store's) limit and the project's, counting every node", async () => {
       const key = await store.createKey();
       const node = `node-admit-${crypto.randomUUID()}`;

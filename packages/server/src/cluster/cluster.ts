@@ -2,12 +2,13 @@
 // node shares the PostgreSQL store (keys, sessions, replays, cache, leases) and registers there the
 // address the others reach it at (`--advertise-url`) with its capacity (`--max-sessions`). Any node
 // can then serve any request: one for a session another live node owns is forwarded there
-// (forward.ts, signed with the cluster secret: trust.ts), and a new session is placed on the node
-// with the most free capacity. No consensus of our own: the database says who owns what and who is
+// (forward.ts, signed with the cluster secret: trust.ts), and a new session is placed on a node that
+// can start it without launching a browser (what each node publishes with its lease: its warm
+// browsers, room in its projects' browsers), else on the node with the most free capacity. No consensus of our own: the database says who owns what and who is
 // alive, and the load balancer in front only needs to spread requests.
 
 import type { FastifyBaseLogger } from "fastify";
-import type { ClusterNode, SessionRecord, Store } from "../store/store.ts";
+import type { ClusterNode, NodeReadiness, SessionRecord, Store } from "../store/store.ts";
 import { Forwarder, type ForwardTarget } from "./forward.ts";
 import { ClusterTrust, NODE_HEADER } from "./trust.ts";
 
@@ -21,16 +22,31 @@ export interface ClusterOptions {
   log: FastifyBaseLogger;
   /** How many more sessions a node can take; default freeCapacity. */
   freeCapacity?: (node: ClusterNode) => number;
+  /**
+   * What this node can start now without a browser launch, read fresh from its pool (the store
+   * has it as of its last publication; the other nodes' come from there).
+   */
+  readiness?: () => NodeReadiness;
 }
 
 /**
  * How many more sessions a node can take: its --max-sessions less its active sessions (the
- * session table), none while it drains. The one place placement asks; a node's warm browsers, or
- * anything else that makes room, belong here.
+ * session table), none while it drains. Placement asks this, then readyCapacity for which of those
+ * start without a browser launch.
  */
 export function freeCapacity(node: ClusterNode): number {
   if (node.draining || !node.live) return 0;
   return Math.max(0, (node.maxSessions ?? 0) - node.activeSessions);
+}
+
+/**
+ * How many sessions of `projectId` a node can start now without launching a browser, from what it
+ * published (its warm browsers, room in the project's own browsers), within its free capacity.
+ */
+export function readyCapacity(node: ClusterNode, projectId: string, free: number): number {
+  const ready = node.ready;
+  if (!ready) return 0;
+  return Math.min(free, ready.anyProject + (ready.projects[projectId] ?? 0));
 }
 
 /** The advertise URL, checked: http or https, a host, nothing after the port. */
@@ -64,6 +80,7 @@ export class Cluster {
   private readonly store: Store;
   private readonly log: FastifyBaseLogger;
   private readonly capacity: (node: ClusterNode) => number;
+  private readonly readiness: (() => NodeReadiness) | undefined;
 
   constructor(options: ClusterOptions) {
     this.nodeId = options.nodeId;
@@ -73,6 +90,7 @@ export class Cluster {
     this.trust = new ClusterTrust(options.secret, options.nodeId);
     this.forwarder = new Forwarder(this.trust);
     this.capacity = options.freeCapacity ?? freeCapacity;
+    this.readiness = options.readiness;
   }
 
   /**
@@ -95,17 +113,24 @@ export class Cluster {
   }
 
   /**
-   * The nodes that can take a new session, the most free capacity first; this node first among
-   * equals (no hop). Empty: no node has room.
+   * The nodes that can take a new session of `projectId`, best first: those that can start it
+   * without launching a browser (a warm browser, room in the project's own browser: milliseconds
+   * against a second or more), then the most free capacity; this node first among equals (no hop).
+   * Empty: no node has room.
    */
-  async placement(): Promise<(ClusterNode & { free: number })[]> {
+  async placement(projectId: string): Promise<(ClusterNode & { free: number; withoutLaunch: number })[]> {
     const nodes = await this.store.listLiveNodes();
     return nodes
       .filter((node) => node.id === this.nodeId || node.advertiseUrl !== undefined)
-      .map((node) => ({ ...node, free: this.capacity(node) }))
+      .map((node) => {
+        const own = node.id === this.nodeId && this.readiness ? { ...node, ready: this.readiness() } : node;
+        const free = this.capacity(own);
+        return { ...own, free, withoutLaunch: readyCapacity(own, projectId, free) };
+      })
       .filter((node) => node.free > 0)
       .sort(
         (a, b) =>
+          Number(b.withoutLaunch > 0) - Number(a.withoutLaunch > 0) ||
           b.free - a.free ||
           Number(b.id === this.nodeId) - Number(a.id === this.nodeId) ||
           a.id.localeCompare(b.id),

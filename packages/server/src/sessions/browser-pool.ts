@@ -28,6 +28,7 @@ import {
   DEFAULT_WARM_BROWSERS,
 } from "../defaults.ts";
 import { ApiError } from "../errors.ts";
+import type { NodeReadiness } from "../store/store.ts";
 
 /** How long after a failed browser start the pool reports itself unavailable (/readyz). */
 const LAUNCH_FAILURE_MEMORY_MS = 30_000;
@@ -122,6 +123,7 @@ export class BrowserPool {
   private readonly closings = new Set<Promise<void>>();
   private readonly lostHandlers = new Set<(browser: Browser) => void>();
   private readonly warmHandlers = new Set<(browser: Browser) => void>();
+  private readonly readinessHandlers = new Set<() => void>();
   private closed = false;
   private nextPrivateOwner = 0;
   /** When the latest browser start failed, unless one started since. */
@@ -228,6 +230,7 @@ export class BrowserPool {
     if (this.closed) return { sessions: 0, withoutLaunch: 0 };
     const perBrowser = this.options.isolation === "session" ? 1 : this.options.sessionsPerBrowser;
     let ownRoom = 0;
+    let ownReadyRoom = 0;
     // Browsers whose place is not free: the project's own, and other tenants' with sessions (a
     // lingering one without sessions gives its place up when needed).
     let taken = 0;
@@ -235,13 +238,48 @@ export class BrowserPool {
       if (slot.closing) continue;
       const own = this.options.isolation === "project" && slot.owner === projectId;
       if (own) {
-        ownRoom += Math.max(0, perBrowser - slot.sessions);
+        const room = Math.max(0, perBrowser - slot.sessions);
+        ownRoom += room;
+        // A browser of the project's still launching: a session there would wait for it.
+        if (slot.browser) ownReadyRoom += room;
         taken++;
       } else if (slot.sessions > 0) taken++;
     }
     const places = Math.max(0, this.options.maxBrowsers - taken);
     const warm = Math.min(places, this.stats().warm);
-    return { sessions: ownRoom + places * perBrowser, withoutLaunch: ownRoom + warm * perBrowser };
+    return { sessions: ownRoom + places * perBrowser, withoutLaunch: ownReadyRoom + warm * perBrowser };
+  }
+
+  /**
+   * What the pool can start now without a browser launch, for every tenant at once (what a
+   * cluster node publishes for placement): `anyProject`, the places of warm browsers, for a project
+   * with no browser here; `projects`, the room in each project's own launched browsers (isolation
+   * "project" only: under "session" no browser takes a second session).
+   */
+  readiness(): NodeReadiness {
+    const anyProject = this.freeCapacity(undefined).withoutLaunch;
+    const projects: Record<string, number> = {};
+    if (this.options.isolation === "project" && !this.closed) {
+      for (const slot of this.slots) {
+        if (slot.closing || !slot.browser || slot.owner === undefined) continue;
+        const room = this.options.sessionsPerBrowser - slot.sessions;
+        if (room > 0) projects[slot.owner] = (projects[slot.owner] ?? 0) + room;
+      }
+    }
+    return { anyProject, projects };
+  }
+
+  /**
+   * Called (synchronously, so coalesce) whenever what the pool can start without a launch may
+   * have changed: a browser ready, taken, lost or closed, a session placed or released.
+   */
+  onReadinessChange(handler: () => void): () => void {
+    this.readinessHandlers.add(handler);
+    return () => this.readinessHandlers.delete(handler);
+  }
+
+  private readinessChanged(): void {
+    for (const handler of [...this.readinessHandlers]) handler();
   }
 
   /**
@@ -283,11 +321,19 @@ export class BrowserPool {
 
   private warmChanged(): void {
     for (const check of [...this.warmWaiters]) check();
+    this.readinessChanged();
   }
 
-  /** Launches warm browsers up to what is wanted, unless a retry after failures is pending. */
+  /**
+   * Launches warm browsers up to what is wanted, unless a retry after failures is pending or a
+   * tenant's browser is starting: a launch is the costliest thing the pool does, and a warm one is
+   * for a later start, so it does not compete with one a session waits for (a burst of starts that
+   * fills a project's browsers would otherwise launch its replacement warm browser at the same
+   * time). It is launched once that browser is up, or failed.
+   */
   private refill(): void {
     if (this.closed || !this.warming || this.warmRetry) return;
+    for (const slot of this.slots) if (!slot.browser && !slot.closing) return;
     // Lingering browsers of other tenants are kept: a tenant that comes back finds its browser.
     // A warm browser only takes a place no browser holds.
     while (this.warm.size < this.warmWanted()) this.launch(undefined);
@@ -382,6 +428,7 @@ export class BrowserPool {
     slot.sessions++;
     clearTimeout(slot.linger);
     slot.linger = undefined;
+    this.readinessChanged();
     let browser: Browser;
     try {
       browser = await slot.ready;
@@ -396,6 +443,7 @@ export class BrowserPool {
         if (released) return;
         released = true;
         slot.sessions--;
+        this.readinessChanged();
         if (slot.sessions === 0 && this.slots.has(slot)) {
           // A session's own browser has no one to wait for.
           if (this.options.isolation === "session") void this.closeSlot(slot);
@@ -480,11 +528,15 @@ export class BrowserPool {
           this.warmFailures = 0;
           for (const handler of [...this.warmHandlers]) handler(browser);
           this.warmChanged();
+        } else {
+          this.readinessChanged();
+          // A warm browser deferred while this one started (see refill).
+          this.refillSoon();
         }
       },
       () => {
         this.launchFailedAt = Date.now();
-        this.slots.delete(slot);
+        if (this.slots.delete(slot)) this.refillSoon();
         if (this.warm.delete(slot)) this.warmFailed();
       },
     );
@@ -511,6 +563,7 @@ export class BrowserPool {
       .finally(() => this.closings.delete(closing));
     slot.closing = closing;
     this.closings.add(closing);
+    this.readinessChanged();
     // Its place is free: a warm browser may take it.
     if (slot.owner !== undefined) this.refillSoon();
     return closing;
@@ -531,6 +584,7 @@ export class BrowserPool {
     }
     this.slots.delete(slot);
     for (const handler of [...this.lostHandlers]) handler(browser);
+    this.readinessChanged();
     this.refillSoon();
   }
 

@@ -140,7 +140,15 @@ export class SessionManager {
     { made: Promise<Spare | undefined>; ready: boolean; forget: () => void }
   >();
 
+  /** Session starts under way in each pool browser (a spare is made once there are none: see create). */
+  private readonly startsIn = new Map<Browser, number>();
   private nodeInfo: NodeInfo;
+  /** The readiness last written to the store (publishReadiness), and whether a write runs or is due. */
+  private readonly readiness: { published: string | undefined; writing: boolean; again: boolean } = {
+    published: undefined,
+    writing: false,
+    again: false,
+  };
 
   constructor(options: SessionManagerOptions) {
     this.options = options;
@@ -152,6 +160,9 @@ export class SessionManager {
       const settings: Parameters<Browser["newContext"]>[0] = { viewport: DEFAULT_VIEWPORT };
       this.prepareSpare(browser, settings, JSON.stringify(settings));
     });
+    // A cluster node tells the others what it can start without a launch as soon as that changes
+    // (placement prefers such a node), not only with its next renewal.
+    options.pool.onReadinessChange(() => this.publishReadiness());
     options.pool.onBrowserLost((browser) => {
       for (const session of this.live.values()) {
         if (session.cdp.browser === browser) void this.end(session.id, "browser lost");
@@ -187,6 +198,42 @@ export class SessionManager {
   freeCapacity(projectId?: string): PoolCapacity {
     if (this.closed) return { sessions: 0, withoutLaunch: 0 };
     return this.options.pool.freeCapacity(projectId);
+  }
+
+  /**
+   * Writes this node's readiness (BrowserPool.readiness) to the store once it has changed, for the
+   * other nodes' placement: only for a node they can place on (one that advertised an address).
+   * One write at a time; changes during a write are written after it, the latest only.
+   */
+  private publishReadiness(): void {
+    if (this.closed || this.nodeInfo.advertiseUrl === undefined) return;
+    if (this.readiness.writing) {
+      this.readiness.again = true;
+      return;
+    }
+    const ready = this.options.pool.readiness();
+    const text = JSON.stringify(ready);
+    if (text === this.readiness.published) return;
+    this.readiness.writing = true;
+    this.options.store
+      .setNodeReady(this.options.nodeId, ready)
+      .then(
+        () => {
+          this.readiness.published = text;
+        },
+        (error: unknown) =>
+          this.options.log.warn(
+            { err: error },
+            "could not publish what this node can start without a launch",
+          ),
+      )
+      .finally(() => {
+        this.readiness.writing = false;
+        if (this.readiness.again) {
+          this.readiness.again = false;
+          this.publishReadiness();
+        }
+      });
   }
 
   /** How the renewals of this node's lease went (for metrics): a copy. */
@@ -243,7 +290,15 @@ export class SessionManager {
    */
   async advertise(info: NodeInfo): Promise<void> {
     this.nodeInfo = { ...this.nodeInfo, ...info };
-    await this.options.store.registerNode(this.options.nodeId, this.options.nodeLeaseMs, this.nodeInfo);
+    await this.options.store.registerNode(this.options.nodeId, this.options.nodeLeaseMs, this.registration());
+  }
+
+  /** What this node registers with its lease: its info, and what it can start without a launch once it is placed on. */
+  private registration(): NodeInfo {
+    if (this.nodeInfo.advertiseUrl === undefined) return this.nodeInfo;
+    const ready = this.options.pool.readiness();
+    this.readiness.published = JSON.stringify(ready);
+    return { ...this.nodeInfo, ready };
   }
 
   /** Tells the other nodes that this one takes no new sessions (it is stopping). */
@@ -263,7 +318,10 @@ export class SessionManager {
     const lagMs = Math.max(0, startedAt - due);
     let extended = false;
     try {
-      extended = await store.renewNode(nodeId, nodeLeaseMs);
+      // With the renewal, what it can start without a launch: a write between renewals that failed is made good.
+      const ready = this.nodeInfo.advertiseUrl !== undefined ? this.options.pool.readiness() : undefined;
+      extended = await store.renewNode(nodeId, nodeLeaseMs, ready);
+      if (ready) this.readiness.published = JSON.stringify(ready);
       if (!extended && !this.closed) {
         this.stats.lapses++;
         await this.resumeLease();
@@ -297,7 +355,7 @@ export class SessionManager {
     const reclaimed = await store.resumeNode(nodeId, nodeLeaseMs, running);
     // A reclaim may have forgotten the node's row: what the others need to know of it goes back.
     if (this.nodeInfo.advertiseUrl !== undefined || this.nodeInfo.maxSessions !== undefined)
-      await store.registerNode(nodeId, nodeLeaseMs, this.nodeInfo);
+      await store.registerNode(nodeId, nodeLeaseMs, this.registration());
     if (reclaimed.length === 0) {
       log.warn(
         { nodeId, sessions: running.length },
@@ -406,21 +464,44 @@ export class SessionManager {
       } else {
         lease = await this.options.pool.acquire(record.projectId);
         const settings = JSON.stringify(plan.context);
+        const browser = lease.browser;
+        this.startsIn.set(browser, (this.startsIn.get(browser) ?? 0) + 1);
+        let counted = true;
+        const startEnded = () => {
+          counted = false;
+          const left = (this.startsIn.get(browser) ?? 1) - 1;
+          if (left > 0) this.startsIn.set(browser, left);
+          else this.startsIn.delete(browser);
+          return left;
+        };
         try {
           const context =
             (await this.takeSpare(lease.browser, settings)) ?? (await lease.browser.newContext(plan.context));
-          // Downloads land in the session's own directory (not the service user's ~/Downloads).
-          await lease.browser.connection.root.send("Browser.setDownloadBehavior", {
-            behavior: "allow",
-            browserContextId: context.id,
-            downloadPath: downloadDir,
-          });
           dh = Deckhand.inContext(context, plan.deckhand);
-          // init() disposes of the context itself when it fails.
-          await dh.init();
+          // Downloads land in the session's own directory (not the service user's ~/Downloads).
+          // Set while init() runs, not before it: nothing can download before the session answers,
+          // and a round trip to a busy browser is not waited for twice.
+          const [download, init] = await Promise.allSettled([
+            lease.browser.connection.root.send("Browser.setDownloadBehavior", {
+              behavior: "allow",
+              browserContextId: context.id,
+              downloadPath: downloadDir,
+            }),
+            // init() disposes of the context itself when it fails.
+            dh.init(),
+          ]);
+          if (init.status === "rejected") throw init.reason;
+          if (download.status === "rejected") {
+            await dh.close().catch(() => undefined);
+            throw download.reason;
+          }
           cdp = { browser: lease.browser, contextId: context.id };
-          if (this.options.spareContexts) this.prepareSpare(lease.browser, plan.context, settings);
+          // The next start's spare, once no other start is under way in this browser: made while
+          // they are, it would only take a renderer's start from them (the last one makes it).
+          if (startEnded() === 0 && this.options.spareContexts)
+            this.prepareSpare(lease.browser, plan.context, settings);
         } catch (error) {
+          if (counted) startEnded();
           lease.release();
           throw error;
         }

@@ -108,6 +108,13 @@ export const sqliteMigrations: readonly Migration[] = [
       ALTER TABLE nodes ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 6,
+    name: "cluster: what a node can start without launching a browser",
+    sql: `
+      ALTER TABLE nodes ADD COLUMN ready TEXT;
+    `,
+  },
 ];
 
 export const postgresMigrations: readonly Migration[] = [
@@ -208,6 +215,13 @@ export const postgresMigrations: readonly Migration[] = [
       ALTER TABLE nodes ADD COLUMN advertise_url text;
       ALTER TABLE nodes ADD COLUMN max_sessions integer;
       ALTER TABLE nodes ADD COLUMN draining boolean NOT NULL DEFAULT false;
+    `,
+  },
+  {
+    version: 6,
+    name: "cluster: what a node can start without launching a browser",
+    sql: `
+      ALTER TABLE nodes ADD COLUMN ready json;
     `,
   },
 ];

@@ -12,6 +12,7 @@ import {
   clusterNodeFromRow,
   keyFromRow,
   mergeDailyTotals,
+  readinessText,
   recordedAction,
   sessionFromRow,
   summaryFromRow,
@@ -27,6 +28,7 @@ import type {
   NewReplayAction,
   NewSession,
   NodeInfo,
+  NodeReadiness,
   RecordedAction,
   ReplayResult,
   ScreenshotInfo,
@@ -345,12 +347,27 @@ export class PostgresStore implements Store {
 
   async registerNode(nodeId: string, ttlMs: number, info: NodeInfo = {}): Promise<void> {
     await this.leasePool.query(
-      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions)
-       VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2, $3, $4)
+      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions, ready)
+       VALUES ($1, ${DB_NOW}, ${DB_NOW} + $2, $3, $4, $5::json)
        ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at,
-         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions, draining = false`,
-      [nodeId, Math.round(ttlMs), info.advertiseUrl ?? null, info.maxSessions ?? null],
+         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions,
+         ready = excluded.ready, draining = false`,
+      [
+        nodeId,
+        Math.round(ttlMs),
+        info.advertiseUrl ?? null,
+        info.maxSessions ?? null,
+        readinessText(info.ready),
+      ],
     );
+  }
+
+  async setNodeReady(nodeId: string, ready: NodeReadiness): Promise<void> {
+    // On the lease's connections: a node's news of its capacity never queues behind request work.
+    await this.leasePool.query("UPDATE nodes SET ready = $2::json WHERE id = $1", [
+      nodeId,
+      readinessText(ready),
+    ]);
   }
 
   async getNode(nodeId: string): Promise<ClusterNode | null> {
@@ -428,10 +445,11 @@ export class PostgresStore implements Store {
     }
   }
 
-  async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
+  async renewNode(nodeId: string, ttlMs: number, ready?: NodeReadiness): Promise<boolean> {
     const result = await this.leasePool.query(
-      `UPDATE nodes SET lease_expires_at = ${DB_NOW} + $2 WHERE id = $1 AND lease_expires_at >= ${DB_NOW}`,
-      [nodeId, Math.round(ttlMs)],
+      `UPDATE nodes SET lease_expires_at = ${DB_NOW} + $2, ready = COALESCE($3::json, ready)
+       WHERE id = $1 AND lease_expires_at >= ${DB_NOW}`,
+      [nodeId, Math.round(ttlMs), readinessText(ready)],
     );
     return (result.rowCount ?? 0) > 0;
   }

@@ -7,6 +7,7 @@ import type {
   DailyTotals,
   KeyInfo,
   NewReplayAction,
+  NodeReadiness,
   RecordedAction,
   SessionRecord,
   SessionStatus,
@@ -112,7 +113,13 @@ export function clusterNodeFromRow(row: Row): ClusterNode {
     node.advertiseUrl = String(row.advertise_url);
   const max = optionalNum(row.max_sessions);
   if (max !== null) node.maxSessions = max;
+  if (row.ready !== null && row.ready !== undefined) node.ready = json(row.ready) as NodeReadiness;
   return node;
+}
+
+/** A node's readiness as stored: JSON text of its whole-number counts (both back ends). */
+export function readinessText(ready: NodeReadiness | undefined): string | null {
+  return ready === undefined ? null : toJsonText(ready, "Node readiness");
 }
 
 export function actionFromRow(row: Row): StoredAction {

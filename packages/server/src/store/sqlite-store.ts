@@ -17,6 +17,7 @@ import {
   json,
   keyFromRow,
   mergeDailyTotals,
+  readinessText,
   recordedAction,
   sessionFromRow,
   summaryFromRow,
@@ -32,6 +33,7 @@ import type {
   NewReplayAction,
   NewSession,
   NodeInfo,
+  NodeReadiness,
   RecordedAction,
   ReplayResult,
   ScreenshotInfo,
@@ -272,15 +274,22 @@ export class SqliteStore implements Store {
   async registerNode(nodeId: string, ttlMs: number, info: NodeInfo = {}): Promise<void> {
     const now = Date.now();
     this.run(
-      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO nodes (id, started_at, lease_expires_at, advertise_url, max_sessions, ready)
+       VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET lease_expires_at = excluded.lease_expires_at,
-         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions, draining = 0`,
+         advertise_url = excluded.advertise_url, max_sessions = excluded.max_sessions,
+         ready = excluded.ready, draining = 0`,
       nodeId,
       now,
       now + ttlMs,
       info.advertiseUrl ?? null,
       info.maxSessions ?? null,
+      readinessText(info.ready),
     );
+  }
+
+  async setNodeReady(nodeId: string, ready: NodeReadiness): Promise<void> {
+    this.run("UPDATE nodes SET ready = ? WHERE id = ?", readinessText(ready), nodeId);
   }
 
   async getNode(nodeId: string): Promise<ClusterNode | null> {
@@ -323,12 +332,13 @@ export class SqliteStore implements Store {
     return { session: await this.createSession(input) };
   }
 
-  async renewNode(nodeId: string, ttlMs: number): Promise<boolean> {
+  async renewNode(nodeId: string, ttlMs: number, ready?: NodeReadiness): Promise<boolean> {
     const now = Date.now();
     return (
       this.run(
-        "UPDATE nodes SET lease_expires_at = ? WHERE id = ? AND lease_expires_at >= ?",
+        "UPDATE nodes SET lease_expires_at = ?, ready = COALESCE(?, ready) WHERE id = ? AND lease_expires_at >= ?",
         now + ttlMs,
+        readinessText(ready),
         nodeId,
         now,
       ) > 0

@@ -72,6 +72,20 @@ export interface NodeInfo {
   advertiseUrl?: string;
   /** Its `--max-sessions`: placement reads its free capacity from this and the session table. */
   maxSessions?: number;
+  /** What it can start now without launching a browser (kept current with its lease: see renewNode). */
+  ready?: NodeReadiness;
+}
+
+/**
+ * The sessions a node can start now without waiting for a browser to launch, as it last published
+ * them: placement prefers such a node (a launch costs a second or more; a warm browser or room in
+ * a project's own browser, milliseconds).
+ */
+export interface NodeReadiness {
+  /** For a project with no browser on the node: its warm browsers' places. */
+  anyProject: number;
+  /** For a project with browsers on the node, the room in them (added to `anyProject`); only projects with room. */
+  projects: Record<string, number>;
 }
 
 /** A node as the others see it in the store. */
@@ -86,6 +100,8 @@ export interface ClusterNode {
   draining: boolean;
   /** Its active sessions, from the session table. */
   activeSessions: number;
+  /** What it last published it can start without a browser launch; absent: nothing (or never published). */
+  ready?: NodeReadiness;
 }
 
 /** Why admitSession refused a new session. */
@@ -224,10 +240,17 @@ export interface Store {
     limits: { maxSessions: number; perNode: boolean; maxPerProject: number },
   ): Promise<{ session: SessionRecord } | { refused: AdmissionRefusal }>;
   /**
-   * Extends a live lease to `ttlMs` from now. False when it had lapsed or is unknown (another node
-   * may have ended its sessions already): the node must let go of every session it runs.
+   * Extends a live lease to `ttlMs` from now, and with it what the node can start without a launch
+   * (`ready`, when given). False when it had lapsed or is unknown (another node may have ended its
+   * sessions already): the node must let go of every session it runs.
    */
-  renewNode(nodeId: string, ttlMs: number): Promise<boolean>;
+  renewNode(nodeId: string, ttlMs: number, ready?: NodeReadiness): Promise<boolean>;
+  /**
+   * What a node can start now without launching a browser, published between renewals when it
+   * changes (a warm browser ready or taken, a session started or ended), so that placement on
+   * other nodes sees it within a round trip rather than a renewal period.
+   */
+  setNodeReady(nodeId: string, ready: NodeReadiness): Promise<void>;
   /**
    * Takes the lease of a node whose renewal found it lapsed (`renewNode` false), and answers which
    * of `sessionIds` (the sessions it runs) are no longer active: another node reclaimed them while
