@@ -6,7 +6,8 @@
 // it finishes) and its sessions end.
 
 import crypto from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type FixtureServer, startFixtureServer, waitForNoChrome } from "@deckhand/testkit";
@@ -106,9 +107,11 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
     try {
       for (const marker of markers) expect(await waitForNoChrome(marker)).toEqual([]);
     } finally {
-      // Once every Chromium of the nodes is gone: a killed node's browser, exiting after it, still
-      // wrote under this directory (an empty deckhand-store-* was left when it was removed first).
-      rmSync(tmp, { recursive: true, force: true });
+      // Once every Chromium of the nodes is gone. fs.rmSync (Node 24's native recursive remove)
+      // returned here without removing the directory, three runs in three (an empty
+      // deckhand-store-* was left, and no process created it after the call); the promise rm,
+      // which walks the tree itself and retries, removes it.
+      await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
     }
   }, 60_000);
 
