@@ -46,6 +46,8 @@ export interface NavigationTarget {
   closedError(): ServiceError | undefined;
   /** Takes the page's answer to Page.getFrameTree as the main frame's newest commit. */
   adoptMainCommit(frameTree: Protocol.Page.FrameTree): void;
+  /** Settles once the page's new-document scripts are registered (PageSessions.scriptsRegistered). */
+  scriptsRegistered(): Promise<unknown>;
   /** After every navigation made through the page's API (for history). */
   navigated(parameters: Record<string, unknown>, result: { status: number | null }): void;
 }
@@ -111,6 +113,7 @@ export class Navigator {
         deadline.signal,
       );
       sameDocument.catch(() => undefined);
+      await deadline.race(this.target.scriptsRegistered());
       const result = await session.send("Page.navigate", {
         url,
         frameId: frame.id,

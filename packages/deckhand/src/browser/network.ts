@@ -7,6 +7,8 @@ export interface InflightRequest {
   url: string;
   type: string;
   frameId: string | undefined;
+  /** The document a Document request loads (its navigation's loader id). */
+  loaderId: string;
   startedAt: number;
 }
 
@@ -25,8 +27,26 @@ export class NetworkTracker {
         url: e.request.url,
         type: e.type ?? "Other",
         frameId: e.frameId,
+        loaderId: e.loaderId,
         startedAt: Date.now(),
       });
+    });
+    // A document's request is over for settle's purposes once its response is in: what follows
+    // (the body as it is parsed, the frame's commit) is the frame's own loading state. Its end can
+    // be reported on a session that is not there yet (an out-of-process frame's, attached as the
+    // frame commits), and waiting for that report held every read of the page for up to STALE_MS.
+    session.on("Network.responseReceived", (e) => {
+      if (e.type === "Document") this.inflight.delete(e.requestId);
+    });
+    // The commit, for a response this session did not see.
+    session.on("Page.frameNavigated", (e) => {
+      for (const [id, request] of this.inflight)
+        if (
+          request.type === "Document" &&
+          request.frameId === e.frame.id &&
+          request.loaderId === e.frame.loaderId
+        )
+          this.inflight.delete(id);
     });
     session.on("Network.loadingFinished", (e) => this.inflight.delete(e.requestId));
     session.on("Network.loadingFailed", (e) => this.inflight.delete(e.requestId));

@@ -39,6 +39,11 @@ export class PageSessions {
   readonly session: CdpSession;
   /** Every session of the page that is attached now: its own and its OOPIFs'. */
   readonly all = new Set<CdpSession>();
+  /**
+   * Settles once the page's own session has registered its new-document scripts (the page hooks,
+   * the init scripts). See scriptsRegistered.
+   */
+  private registered: Promise<unknown> = Promise.resolve();
   private readonly settings: PageSettings;
   private readonly wiring: PageWiring;
 
@@ -59,13 +64,17 @@ export class PageSessions {
       session.send("Runtime.enable"),
       session.send("Network.enable", {}),
       session.send("Inspector.enable").catch(() => undefined),
+      session.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
+    ];
+    const scripts = [
       session.send("Page.addScriptToEvaluateOnNewDocument", {
         source: PAGE_HOOKS_SOURCE,
         runImmediately: true,
       }),
-      session.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
       ...this.wiring.sessionSettings.setup(session),
     ];
+    setup.push(...scripts);
+    if (!oopifFrameId) this.registered = Promise.all(scripts).catch(() => undefined);
     if (this.settings.viewport && !oopifFrameId) {
       setup.push(
         session.send("Emulation.setDeviceMetricsOverride", {
@@ -93,6 +102,18 @@ export class PageSessions {
       // A frame or tab that went away while it was being set up is no error of ours.
       if (!session.detached) throw error;
     }
+  }
+
+  /**
+   * Settles once the page's own session has registered its new-document scripts. A navigation
+   * waits for this before it starts: the first tab of a browser is handed out before its set-up is
+   * answered, and a navigation the browser starts meanwhile can commit its document in a new
+   * renderer without them. The page hooks then arrive only once the document has loaded (through
+   * runImmediately), too late to see the timers its scripts set while loading, and its user's init
+   * scripts never run in it.
+   */
+  scriptsRegistered(): Promise<unknown> {
+    return this.registered;
   }
 
   private listen(session: CdpSession): void {

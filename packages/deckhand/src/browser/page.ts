@@ -89,6 +89,7 @@ export class Page {
       mainFrame: () => this.mainFrame(),
       closedError: () => this.closedError,
       adoptMainCommit: (frameTree) => this.tree.adoptMainCommit(frameTree, this.session),
+      scriptsRegistered: () => this.attached.scriptsRegistered(),
       navigated: (parameters, result) => this.onNavigate?.(parameters, { url: this.url(), ...result }),
     });
     this.sessionSettings = new SessionSettings(() => this.attached.all, {
