@@ -36,17 +36,30 @@ export async function startClusterNode(
 
 /**
  * Until each of these cluster nodes has published in the store that it can start a new project's
- * session without a browser launch (its warm browser is up): placement reads that, so a test that
- * expects the receiving node to take a start waits for it first.
+ * session without a browser launch (its warm browser is up), and, given a project, none of them
+ * runs a session of that project or keeps a browser of it (one lingers after its last session):
+ * placement reads both (a project's sessions go where its browser is), so a test that expects the
+ * receiving node to take a start waits for them first.
  */
-export async function untilWarmPublished(store: Store, nodeIds: readonly string[]): Promise<void> {
+export async function untilWarmPublished(
+  store: Store,
+  nodeIds: readonly string[],
+  projectId?: string,
+): Promise<void> {
   await eventually(
     async () => {
-      const nodes = await store.listLiveNodes();
-      return nodeIds.every((id) => (nodes.find((node) => node.id === id)?.ready?.anyProject ?? 0) > 0);
+      const nodes = await store.listLiveNodes(projectId);
+      return nodeIds.every((id) => {
+        const node = nodes.find((n) => n.id === id);
+        if ((node?.ready?.anyProject ?? 0) === 0) return false;
+        if (projectId === undefined) return true;
+        return (node?.projectSessions ?? 0) === 0 && (node?.ready?.projects[projectId] ?? 0) === 0;
+      });
     },
     30_000,
-    "the nodes' warm browsers, published",
+    projectId === undefined
+      ? "the nodes' warm browsers, published"
+      : "the nodes' warm browsers, published, and no session or browser of the project on any",
   );
 }
 
