@@ -34,6 +34,25 @@ export async function startClusterNode(
   return { service, store, url: `http://127.0.0.1:${port}`, id: service.sessions.nodeId };
 }
 
+/** A session start sent straight to `node`: its status, error code, session id and the owner it names. */
+export async function startOn(
+  node: ClusterNode,
+  key: { key: string },
+): Promise<{ status: number; code?: string; id?: string; owner: string | null }> {
+  const response = await fetch(`${node.url}/v1/sessions/start`, {
+    method: "POST",
+    headers: { "x-platform-api-key": key.key, "content-type": "application/json" },
+    body: "{}",
+  });
+  const body = (await response.json()) as { code?: string; data?: { sessionId: string } };
+  return {
+    status: response.status,
+    ...(body.code !== undefined ? { code: body.code } : {}),
+    ...(body.data ? { id: body.data.sessionId } : {}),
+    owner: response.headers.get("x-deckhand-owner"),
+  };
+}
+
 /**
  * Until each of these cluster nodes has published in the store that it can start a new project's
  * session without a browser launch (its warm browser is up), and, given a project, none of them
