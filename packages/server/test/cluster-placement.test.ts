@@ -15,7 +15,8 @@
 import crypto from "node:crypto";
 import { waitForNoChrome } from "@deckhand/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CreatedKey } from "../src/store/store.ts";
+import { affinity } from "../src/cluster/cluster.ts";
+import type { CreatedKey, ClusterNode as StoredNode } from "../src/store/store.ts";
 import {
   type ClusterNode as Node,
   startClusterNode,
@@ -166,4 +167,30 @@ describe.skipIf(!url)("placement keeps a project's sessions on the node that run
     );
     expect(owners).toEqual([a.id, a.id, c.id]);
   }, 120_000);
+});
+
+describe("the order of placement steps (affinity)", () => {
+  const node = (over: Partial<StoredNode>): StoredNode => ({
+    id: "n",
+    live: true,
+    draining: false,
+    activeSessions: 0,
+    ...over,
+  });
+  const ready = (anyProject: number, projects: Record<string, number> = {}) => ({ anyProject, projects });
+
+  it("ranks room in the project's browser, then its sessions, then a warm browser; under --isolation session only the warm browser", () => {
+    const roomInItsBrowser = node({ ready: ready(0, { p: 3 }), projectSessions: 1 });
+    const runsItsSessions = node({ ready: ready(0), projectSessions: 2 });
+    const warm = node({ ready: ready(8, { other: 5 }), projectSessions: 0 });
+    const nothing = node({ ready: ready(0, { other: 5 }), projectSessions: 0 });
+    expect([roomInItsBrowser, runsItsSessions, warm, nothing].map((n) => affinity(n, "p", 2, true))).toEqual([
+      3, 2, 1, 0,
+    ]);
+    // Sessions of a project never share a browser (and a node publishes no room in one): being
+    // where the project runs is worth nothing.
+    expect([runsItsSessions, warm, nothing].map((n) => affinity(n, "p", 2, false))).toEqual([0, 1, 0]);
+    // A node without free capacity is no place at all (placement drops it).
+    expect(affinity(roomInItsBrowser, "p", 0, true)).toBe(0);
+  });
 });
