@@ -123,6 +123,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         nodeId,
         log: logger,
         readiness: () => pool.readiness(),
+        sharesBrowsers: pool.isolation === "project",
         ...options.cluster,
       })
     : undefined;

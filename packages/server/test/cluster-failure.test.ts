@@ -117,12 +117,15 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
 
   it("a node killed mid-session: 503 + Retry-After while its lease is live, then 410 from every node; others untouched", async () => {
     const [a, b, c] = nodes as [ServerProcess, ServerProcess, ServerProcess];
-    // Each start is taken by the node that received it (every node has room and a warm browser, it
-    // is first among equals).
+    // Every node has room and a warm browser: a's start stays on a (first among equals). A
+    // project's next sessions go where its browser runs, so a second start fills a (--max-sessions
+    // 2), and only then does the project spill: b's start stays on b.
     await untilWarmPublished(store, await Promise.all([a, b, c].map(nodeId)));
     const doomed = await startSession(a);
+    const filler = await startSession(b);
     const kept = await startSession(b);
     expect(doomed.owner).toBe(doomed.node);
+    expect(filler.owner).toBe(doomed.owner);
     expect(kept.owner).toBe(kept.node);
     for (const [node, id] of [
       [c, doomed.id],
@@ -156,6 +159,7 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
     }
     expect([...seen].every((status) => status === 503 || status === 410)).toBe(true);
     expect((await store.getSession(doomed.id))?.status).toBe("ended");
+    expect((await store.getSession(filler.id))?.status).toBe("ended");
 
     // b's session goes on, through c (forwarded) and b.
     const text = await call(c, `/v1/sessions/${kept.id}/extract`, {});
@@ -164,7 +168,8 @@ describe.skipIf(!url)("a cluster node killed or stopped", () => {
     expect(
       ((await text.json()) as { data: { result: { pageText: string } } }).data.result.pageText,
     ).toContain("Increment");
-    // The killed node is no place for new sessions: starts land on b or c.
+    // The killed node is no place for new sessions: starts land on b (where the project's browser
+    // is now) or c.
     const next = await startSession(c);
     expect([kept.owner, next.node]).toContain(next.owner);
     expect((await call(b, `/v1/sessions/${next.id}/end`, {})).status).toBe(200);

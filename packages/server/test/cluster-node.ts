@@ -34,19 +34,51 @@ export async function startClusterNode(
   return { service, store, url: `http://127.0.0.1:${port}`, id: service.sessions.nodeId };
 }
 
+/** A session start sent straight to `node`: its status, error code, session id and the owner it names. */
+export async function startOn(
+  node: ClusterNode,
+  key: { key: string },
+): Promise<{ status: number; code?: string; id?: string; owner: string | null }> {
+  const response = await fetch(`${node.url}/v1/sessions/start`, {
+    method: "POST",
+    headers: { "x-platform-api-key": key.key, "content-type": "application/json" },
+    body: "{}",
+  });
+  const body = (await response.json()) as { code?: string; data?: { sessionId: string } };
+  return {
+    status: response.status,
+    ...(body.code !== undefined ? { code: body.code } : {}),
+    ...(body.data ? { id: body.data.sessionId } : {}),
+    owner: response.headers.get("x-deckhand-owner"),
+  };
+}
+
 /**
  * Until each of these cluster nodes has published in the store that it can start a new project's
- * session without a browser launch (its warm browser is up): placement reads that, so a test that
- * expects the receiving node to take a start waits for it first.
+ * session without a browser launch (its warm browser is up), and, given a project, none of them
+ * runs a session of that project or keeps a browser of it (one lingers after its last session):
+ * placement reads both (a project's sessions go where its browser is), so a test that expects the
+ * receiving node to take a start waits for them first.
  */
-export async function untilWarmPublished(store: Store, nodeIds: readonly string[]): Promise<void> {
+export async function untilWarmPublished(
+  store: Store,
+  nodeIds: readonly string[],
+  projectId?: string,
+): Promise<void> {
   await eventually(
     async () => {
-      const nodes = await store.listLiveNodes();
-      return nodeIds.every((id) => (nodes.find((node) => node.id === id)?.ready?.anyProject ?? 0) > 0);
+      const nodes = await store.listLiveNodes(projectId);
+      return nodeIds.every((id) => {
+        const node = nodes.find((n) => n.id === id);
+        if ((node?.ready?.anyProject ?? 0) === 0) return false;
+        if (projectId === undefined) return true;
+        return (node?.projectSessions ?? 0) === 0 && (node?.ready?.projects[projectId] ?? 0) === 0;
+      });
     },
     30_000,
-    "the nodes' warm browsers, published",
+    projectId === undefined
+      ? "the nodes' warm browsers, published"
+      : "the nodes' warm browsers, published, and no session or browser of the project on any",
   );
 }
 

@@ -112,12 +112,15 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
 
   /**
    * A start received by `node` stays there when every node can start it without a launch and has
-   * as much room (placement prefers a node with a warm browser): once every warm browser is up.
+   * as much room (placement prefers a node with a warm browser) and none runs the project's browser
+   * (placement prefers that one even more): once every warm browser is up, and the project's
+   * browsers of the earlier tests have closed (they linger 500 ms after their last session).
    */
   const startHere = async (node: Node) => {
     await untilWarmPublished(
       node.store,
       nodes.map((n) => n.id),
+      key.projectId,
     );
     return startOn(node.url);
   };
@@ -338,6 +341,9 @@ describe.skipIf(!url || !NGINX)("three nodes behind nginx", () => {
         forwarded.filter((line) => line.node !== holder && line.owner === holder).length,
       ).toBeGreaterThanOrEqual(1);
     } finally {
+      // Ended (DELETE, routed to its node like the rest), not only left: its browser session would
+      // otherwise stay until the MCP idle timeout, and draw the project's next sessions to its node.
+      await transport.terminateSession();
       await client.close();
     }
   }, 120_000);

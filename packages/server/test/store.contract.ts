@@ -437,10 +437,18 @@ export function storeContract(makeHarness: () => Promise<StoreHarness>): void {
         activeSessions: 1,
       });
       expect((await store.listLiveNodes()).find((n) => n.id === node)).toMatchObject({ activeSessions: 1 });
+      // Asked for a project: its sessions on each node too (placement keeps a project together).
+      const other = await store.createKey();
+      const forProject = async (projectId: string) =>
+        (await store.listLiveNodes(projectId)).find((n) => n.id === node)?.projectSessions;
+      expect(await forProject(key.projectId)).toBe(1);
+      expect(await forProject(other.projectId)).toBe(0);
+      expect((await store.listLiveNodes()).find((n) => n.id === node)?.projectSessions).toBeUndefined();
       await store.setNodeDraining(node);
       expect((await store.getNode(node))?.draining).toBe(true);
       await store.endSession(session.id);
       expect((await store.getNode(node))?.activeSessions).toBe(0);
+      expect(await forProject(key.projectId)).toBe(0);
       await store.removeNode(node);
       expect(await store.getNode(node)).toBeNull();
       expect((await store.listLiveNodes()).some((n) => n.id === node)).toBe(false);

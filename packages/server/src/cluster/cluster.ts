@@ -2,10 +2,12 @@
 // node shares the PostgreSQL store (keys, sessions, replays, cache, leases) and registers there the
 // address the others reach it at (`--advertise-url`) with its capacity (`--max-sessions`). Any node
 // can then serve any request: one for a session another live node owns is forwarded there
-// (forward.ts, signed with the cluster secret: trust.ts), and a new session is placed on a node that
-// can start it without launching a browser (what each node publishes with its lease: its warm
-// browsers, room in its projects' browsers), else on the node with the most free capacity. No consensus of our own: the database says who owns what and who is
-// alive, and the load balancer in front only needs to spread requests.
+// (forward.ts, signed with the cluster secret: trust.ts), and a new session is placed first on a
+// node that already runs its project's browser (so that a project's sessions share one browser
+// process, as on a lone node, rather than each node launching one for it), then on one with a warm
+// browser, then on the one with the most free capacity (see affinity). No consensus of our own: the
+// database says who owns what and who is alive, and the load balancer in front only needs to
+// spread requests.
 
 import type { FastifyBaseLogger } from "fastify";
 import type { ClusterNode, NodeReadiness, SessionRecord, Store } from "../store/store.ts";
@@ -27,6 +29,11 @@ export interface ClusterOptions {
    * has it as of its last publication; the other nodes' come from there).
    */
   readiness?: () => NodeReadiness;
+  /**
+   * Whether a project's sessions share browsers (`--isolation project`, the default): only then is
+   * a node that runs the project's sessions worth more to its next one (see affinity).
+   */
+  sharesBrowsers?: boolean;
 }
 
 /**
@@ -47,6 +54,34 @@ export function readyCapacity(node: ClusterNode, projectId: string, free: number
   const ready = node.ready;
   if (!ready) return 0;
   return Math.min(free, ready.anyProject + (ready.projects[projectId] ?? 0));
+}
+
+/**
+ * How well a node suits a new session of a project, highest first (placement sorts by this, then
+ * by free capacity):
+ *
+ * - 3: room in a launched browser of the project (it published so): no launch, and no memory
+ *   beyond the session's own;
+ * - 2: it runs sessions of the project (the session table, committed before their start answered,
+ *   so a start sent elsewhere right after sees it even before the node's readiness is published):
+ *   its browser of the project is there, with room unless it is full;
+ * - 1: a warm browser: no launch, but another browser process for the project if it runs elsewhere;
+ * - 0: free capacity only (a browser is launched).
+ *
+ * Without shared browsers (`--isolation session`) a project's sessions gain nothing together: only
+ * warm browsers count.
+ */
+export function affinity(
+  node: ClusterNode,
+  projectId: string,
+  free: number,
+  sharesBrowsers: boolean,
+): 0 | 1 | 2 | 3 {
+  if (sharesBrowsers && free > 0) {
+    if ((node.ready?.projects[projectId] ?? 0) > 0) return 3;
+    if ((node.projectSessions ?? 0) > 0) return 2;
+  }
+  return readyCapacity(node, projectId, free) > 0 ? 1 : 0;
 }
 
 /** The advertise URL, checked: http or https, a host, nothing after the port. */
@@ -81,6 +116,7 @@ export class Cluster {
   private readonly log: FastifyBaseLogger;
   private readonly capacity: (node: ClusterNode) => number;
   private readonly readiness: (() => NodeReadiness) | undefined;
+  private readonly sharesBrowsers: boolean;
 
   constructor(options: ClusterOptions) {
     this.nodeId = options.nodeId;
@@ -91,6 +127,7 @@ export class Cluster {
     this.forwarder = new Forwarder(this.trust);
     this.capacity = options.freeCapacity ?? freeCapacity;
     this.readiness = options.readiness;
+    this.sharesBrowsers = options.sharesBrowsers ?? true;
   }
 
   /**
@@ -113,23 +150,31 @@ export class Cluster {
   }
 
   /**
-   * The nodes that can take a new session of `projectId`, best first: those that can start it
-   * without launching a browser (a warm browser, room in the project's own browser: milliseconds
-   * against a second or more), then the most free capacity; this node first among equals (no hop).
-   * Empty: no node has room.
+   * The nodes that can take a new session of `projectId`, best first: by affinity (the project's
+   * own browser with room, a node running the project's sessions, a warm browser), then the most
+   * free capacity; this node first among equals (no hop). A project's sessions thus stay on one
+   * node until it is full, and spill to the next best only then. Empty: no node has room.
    */
-  async placement(projectId: string): Promise<(ClusterNode & { free: number; withoutLaunch: number })[]> {
-    const nodes = await this.store.listLiveNodes();
+  async placement(
+    projectId: string,
+  ): Promise<(ClusterNode & { free: number; withoutLaunch: number; affinity: number })[]> {
+    const nodes = await this.store.listLiveNodes(projectId);
     return nodes
       .filter((node) => node.id === this.nodeId || node.advertiseUrl !== undefined)
       .map((node) => {
         const own = node.id === this.nodeId && this.readiness ? { ...node, ready: this.readiness() } : node;
         const free = this.capacity(own);
-        return { ...own, free, withoutLaunch: readyCapacity(own, projectId, free) };
+        return {
+          ...own,
+          free,
+          withoutLaunch: readyCapacity(own, projectId, free),
+          affinity: affinity(own, projectId, free, this.sharesBrowsers),
+        };
       })
       .filter((node) => node.free > 0)
       .sort(
         (a, b) =>
+          b.affinity - a.affinity ||
           Number(b.withoutLaunch > 0) - Number(a.withoutLaunch > 0) ||
           b.free - a.free ||
           Number(b.id === this.nodeId) - Number(a.id === this.nodeId) ||

@@ -7,9 +7,9 @@
 //   end) finds the caller's session (404 and 410 as usual) and, when another live node owns it,
 //   forwards the request there with the caller's identity;
 // - `kind: "start"`: a resume goes to the session's owner like the above; a new session is placed
-//   on a node that can start it without launching a browser, if any, then on the one with the most
-//   free capacity (this one among equals: Cluster.placement), and a node that turns out to be full
-//   is passed over for the next; 429 only when no node has room;
+//   on a node that runs its project's browser, if one has room, then on one with a warm browser,
+//   then on the one with the most free capacity (this one among equals: Cluster.placement), and a
+//   node that turns out to be full is passed over for the next; 429 only when no node has room;
 // - `kind: "link"` (the session page, its live view, the debugger): the signed link is checked
 //   here and the request forwarded, token and all, to the owner of a running session.
 //

@@ -12,6 +12,7 @@ import {
   clusterNodeFromRow,
   keyFromRow,
   mergeDailyTotals,
+  PROJECT_SESSIONS,
   readinessText,
   recordedAction,
   sessionFromRow,
@@ -380,11 +381,13 @@ export class PostgresStore implements Store {
     return row ? clusterNodeFromRow(row) : null;
   }
 
-  async listLiveNodes(): Promise<ClusterNode[]> {
+  async listLiveNodes(forProject?: string): Promise<ClusterNode[]> {
     const rows = await this.rows(
       `SELECT nodes.*, true AS live,
          (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+         ${forProject === undefined ? "" : PROJECT_SESSIONS.replace("?", "$1")}
        FROM nodes WHERE lease_expires_at >= ${DB_NOW} ORDER BY id`,
+      forProject === undefined ? [] : [forProject],
     );
     return rows.map(clusterNodeFromRow);
   }

@@ -101,6 +101,13 @@ export function mergeDailyTotals(sessionDays: readonly Row[], stepDays: readonly
   return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
 }
 
+/**
+ * The column listLiveNodes adds for a project (both back ends): a node's active sessions of it, the
+ * project bound to the one `?` (PostgreSQL's store numbers it).
+ */
+export const PROJECT_SESSIONS = `, (SELECT COUNT(*) FROM sessions
+    WHERE node_id = nodes.id AND status = 'active' AND project_id = ?) AS project_sessions`;
+
 export function clusterNodeFromRow(row: Row): ClusterNode {
   const node: ClusterNode = {
     id: String(row.id),
@@ -109,6 +116,8 @@ export function clusterNodeFromRow(row: Row): ClusterNode {
     draining: Boolean(row.draining),
     activeSessions: num(row.active_sessions ?? 0),
   };
+  if (row.project_sessions !== null && row.project_sessions !== undefined)
+    node.projectSessions = num(row.project_sessions);
   if (row.advertise_url !== null && row.advertise_url !== undefined)
     node.advertiseUrl = String(row.advertise_url);
   const max = optionalNum(row.max_sessions);

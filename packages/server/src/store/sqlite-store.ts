@@ -17,6 +17,7 @@ import {
   json,
   keyFromRow,
   mergeDailyTotals,
+  PROJECT_SESSIONS,
   readinessText,
   recordedAction,
   sessionFromRow,
@@ -303,11 +304,13 @@ export class SqliteStore implements Store {
     return row ? clusterNodeFromRow(row) : null;
   }
 
-  async listLiveNodes(): Promise<ClusterNode[]> {
+  async listLiveNodes(forProject?: string): Promise<ClusterNode[]> {
     return this.all(
       `SELECT nodes.*, 1 AS live,
          (SELECT COUNT(*) FROM sessions WHERE node_id = nodes.id AND status = 'active') AS active_sessions
+         ${forProject === undefined ? "" : PROJECT_SESSIONS}
        FROM nodes WHERE lease_expires_at >= ? ORDER BY id`,
+      ...(forProject === undefined ? [] : [forProject]),
       Date.now(),
     ).map(clusterNodeFromRow);
   }

@@ -100,6 +100,11 @@ export interface ClusterNode {
   draining: boolean;
   /** Its active sessions, from the session table. */
   activeSessions: number;
+  /**
+   * Its active sessions of the project placement asked about (listLiveNodes with a project), from
+   * the session table: such a node runs that project's browser, as soon as a start there commits.
+   */
+  projectSessions?: number;
   /** What it last published it can start without a browser launch; absent: nothing (or never published). */
   ready?: NodeReadiness;
 }
@@ -224,8 +229,11 @@ export interface Store {
   registerNode(nodeId: string, ttlMs: number, info?: NodeInfo): Promise<void>;
   /** A node by id (lapsed ones too, until a reclaim forgets them), with its active sessions counted. */
   getNode(nodeId: string): Promise<ClusterNode | null>;
-  /** The nodes whose lease is live, with their active sessions counted (placement reads this). */
-  listLiveNodes(): Promise<ClusterNode[]>;
+  /**
+   * The nodes whose lease is live, with their active sessions counted (placement reads this), and
+   * with `forProject`, their active sessions of that project too (`projectSessions`).
+   */
+  listLiveNodes(forProject?: string): Promise<ClusterNode[]>;
   /** Marks a node as stopping: placement sends it nothing new. */
   setNodeDraining(nodeId: string): Promise<void>;
   /**
