@@ -39,6 +39,7 @@
 // - limit browser/locator.ts: setChecked reads the box back (500 ms)
 // - limit browser/navigation.ts: awaitInputNavigation, the wait for the navigation an input started
 // - limit agent/cua/tabs.ts: follow, the wait for a tab an action opened to load (NEW_TAB_MS)
+// - limit agent/cua/tabs.ts: waitForNewTab, the wait for a tab the page asked for to attach (NEW_TAB_MS)
 // - limit agent/facts.ts: identityAt, what a recorded step's selector leads to now (300 ms after an
 //   act, 1 s in a replay): an element that is not there at once is not the one recorded
 
