@@ -18,14 +18,17 @@
 // ServiceElementNotFoundError messages end with it (explain()).
 //
 // Where deadlines start, and where a layer takes a shorter limit of its own. Nothing else calls
-// Deadline.start, or gives child() or limited() a limit; test/deadline-sites.test.ts
+// Deadline.start, or gives child() or limited() a limit; test/client/deadline.test.ts
 // checks this list against the source (one line per call site: kind, file, what).
 // - start deckhand.ts: underDeadline, every operation of the facade (the caller's timeout and signal)
 // - start deckhand.ts: agent().execute() with stream (its deadline outlives the call)
 // - start browser/locator-resolve.ts: begin, the public Locator API for a caller that passed no deadline
 // - start browser/navigation.ts: navigationDeadline, the public goto/reload/... for a caller that passed no deadline
-// - start snapshot/snapshot.ts: takeSnapshot for a caller that passed no deadline (the agent, tests)
+// - start snapshot/snapshot.ts: takeSnapshot, the public API, for a caller that passed no deadline
 // - start agent/cua/run.ts: runComputerUse for a caller that passed no deadline (its own tests)
+// - start agent/tools.ts: step, each tool call of the DOM agent (`toolTimeout`, ended by the run's
+//   deadline): an operation of its own, so that the call log its answer to the model ends with is
+//   that call's, not the whole run's
 // - limit ops/execute.ts: a step's action timeout (ACTION_TIMEOUT) for each locator wait of the step
 // - limit ops/execute.ts: noteTypedText finds a field the typing replaced (500 ms)
 // - limit ops/act-common.ts: whatIsAt, one try (0 ms) for the element a selector leads to now
@@ -36,6 +39,9 @@
 // - limit browser/locator.ts: setChecked reads the box back (500 ms)
 // - limit browser/navigation.ts: awaitInputNavigation, the wait for the navigation an input started
 // - limit agent/cua/tabs.ts: follow, the wait for a tab an action opened to load (NEW_TAB_MS)
+// - limit agent/cua/tabs.ts: waitForNewTab, the wait for a tab the page asked for to attach (NEW_TAB_MS)
+// - limit agent/facts.ts: identityAt, what a recorded step's selector leads to now (300 ms after an
+//   act, 1 s in a replay): an element that is not there at once is not the one recorded
 
 import {
   ServiceCancelledError,

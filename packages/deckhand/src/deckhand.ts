@@ -68,8 +68,11 @@ export class Deckhand {
   readonly redactor: SecretRedactor;
   /** @internal */
   readonly historyRecorder = new HistoryRecorder();
-  /** The options objects of the acts an agent's tools make (see agentHost). */
-  private readonly agentCalls = new WeakSet<object>();
+  /**
+   * The options objects of the acts and extracts an agent makes (see agentHost), and the agent's
+   * deadline each runs under (a tool call's, or the run's).
+   */
+  private readonly agentCalls = new WeakMap<object, Deadline>();
   /** @internal */
   readonly metricsRecorder = new MetricsRecorder();
   private driver: Driver;
@@ -218,18 +221,23 @@ export class Deckhand {
 
   /**
    * Runs an operation under its deadline (the caller's `timeout` and `signal`). While it runs, a
-   * browser that goes away aborts it at once with ServiceBrowserClosedError.
+   * browser that goes away aborts it at once with ServiceBrowserClosedError. An agent's call runs
+   * as a step of the agent's deadline instead: its waits go to that call log (which the tool's
+   * answer to the model ends with), and it ends when the tool's time does.
    */
   private async underDeadline<T>(
     operation: string,
     options: { timeout?: number; signal?: AbortSignal },
     run: (deadline: Deadline) => Promise<T>,
   ): Promise<T> {
-    const deadline = Deadline.start(operation, {
-      timeout: options.timeout,
-      signal: options.signal,
-      mask: (line) => this.redactor.mask(line),
-    });
+    const agent = this.agentCalls.get(options);
+    const deadline =
+      agent?.child(operation) ??
+      Deadline.start(operation, {
+        timeout: options.timeout,
+        signal: options.signal,
+        mask: (line) => this.redactor.mask(line),
+      });
     this.running.add(deadline);
     try {
       return await deadline.run(run);
@@ -504,16 +512,16 @@ export class Deckhand {
   /** The instance as the agent's tools use it: its public act and extract, its log, secrets, metrics. */
   private agentHost(): AgentHost {
     return {
-      act: (input, options) => {
+      act: (input, { deadline, ...options }) => {
         // Its steps are exported as part of the agent run (its row), not as acts of their own.
         const marked = { ...options };
-        this.agentCalls.add(marked);
+        this.agentCalls.set(marked, deadline);
         return this.act(input, marked);
       },
-      extract: (instruction, schema, options) => {
+      extract: (instruction, schema, { deadline, ...options }) => {
         // The agent's reads (its tools, its check of a claimed success) belong to its run's row.
         const marked = { ...options };
-        this.agentCalls.add(marked);
+        this.agentCalls.set(marked, deadline);
         return schema ? this.extract(instruction, schema, marked) : this.extract(instruction, marked);
       },
       log: this.log,

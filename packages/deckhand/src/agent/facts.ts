@@ -3,6 +3,7 @@
 // nothing) is healed by finding the one element of the page with that role and name.
 
 import type { Page } from "../browser/page.ts";
+import type { Deadline } from "../deadline.ts";
 import type { SecretRedactor } from "../log.ts";
 import { describeElement } from "../snapshot/describe.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
@@ -13,19 +14,24 @@ export interface ElementIdentity {
   name: string;
 }
 
-/** Role and name of what `selector` leads to now; undefined when nothing (within `timeoutMs`). */
+/**
+ * Role and name of what `selector` leads to now; undefined when nothing (within `timeoutMs`, a
+ * limit of its own inside `deadline`: an element that is not there soon is not the one recorded).
+ */
 export async function identityAt(
   page: Page,
   selector: string,
   redactor: SecretRedactor,
-  signal: AbortSignal,
+  deadline: Deadline,
   timeoutMs = 300,
 ): Promise<ElementIdentity | undefined> {
   if (!selector || page.isClosed()) return undefined;
   try {
-    const { frame, handle } = await page.deepLocator(selector).resolve({ timeout: timeoutMs, signal });
+    const { frame, handle } = await deadline.withLimit("identifying the element", timeoutMs, (step) =>
+      page.deepLocator(selector).resolve({ deadline: step }),
+    );
     try {
-      const facts = await describeElement(frame, handle);
+      const facts = await deadline.race(describeElement(frame, handle));
       return { role: facts.role, name: redactor.mask(facts.name) };
     } finally {
       void frame.release(handle);
@@ -40,10 +46,10 @@ export async function findByIdentity(
   page: Page,
   identity: ElementIdentity,
   redactor: SecretRedactor,
-  signal: AbortSignal,
+  deadline: Deadline,
   domSettleTimeout: number | undefined,
 ): Promise<string | undefined> {
-  const snapshot = await takeSnapshot(page, { tokenBudget: false, domSettleTimeout, signal });
+  const snapshot = await takeSnapshot(page, { tokenBudget: false, domSettleTimeout, deadline });
   const refs = await snapshot.elements(snapshot.ids());
   const matches = refs.filter((r) => r.role === identity.role && redactor.mask(r.name) === identity.name);
   return matches.length === 1 ? matches[0]!.xpath : undefined;

@@ -169,13 +169,13 @@ async function checkedTarget(
   deadline: Deadline,
 ): Promise<StoredAction | undefined> {
   if (!stored.selector || stored.role === undefined || stored.name === undefined) return stored;
-  const now = await identityAt(page, stored.selector, host.redactor, deadline.signal, 1_000);
+  const now = await identityAt(page, stored.selector, host.redactor, deadline, 1_000);
   if (now && now.role === stored.role && now.name === stored.name) return stored;
   const found = await findByIdentity(
     page,
     { role: stored.role, name: stored.name },
     host.redactor,
-    deadline.signal,
+    deadline,
     host.domSettleTimeout,
   );
   if (!found) return undefined;
@@ -250,7 +250,7 @@ export async function replayRun(
           const { role: _role, name: _name, locators: _locators, ...action } = target;
           const outcome = await host.act(action, {
             page,
-            signal: deadline.signal,
+            deadline,
             variables: options.variables,
           });
           if (!outcome.success) {

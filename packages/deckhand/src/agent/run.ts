@@ -268,7 +268,7 @@ export async function runAgent(run: AgentRun): Promise<AgentResult | AgentStream
     variables: options.variables,
     executionModel: config.executionModel ?? config.model,
     toolTimeout: options.toolTimeout ?? DEFAULT_TOOL_TIMEOUT_MS,
-    signal: deadline.signal,
+    deadline,
     output,
     loop,
     state,
@@ -441,7 +441,7 @@ async function conclude(
     },
     {
       page,
-      signal: run.deadline.signal,
+      deadline: run.deadline,
       ...((config.executionModel ?? config.model) !== undefined
         ? { model: config.executionModel ?? config.model }
         : {}),

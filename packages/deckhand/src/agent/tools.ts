@@ -1,12 +1,15 @@
-// The tools the agent's model gets in DOM and hybrid mode. Every tool runs under the run's signal
-// and its own time limit (`toolTimeout`): a tool that takes longer answers the model with an error
-// instead of hanging the run. What a tool did is recorded as an AgentAction (variable values never:
-// the model writes %name%, and the values are put in by act just before typing).
+// The tools the agent's model gets in DOM and hybrid mode. Every tool call is an operation of its
+// own: a Deadline with the tool's time (`toolTimeout`), ended by the run's, goes down to whatever
+// the tool does (act's clicks and typing, navigation, the outline read), so a tool that takes longer
+// stops what it was doing and answers the model with an error instead of hanging the run, and that
+// error ends with the call's log (what was waited for and retried). What a tool did is recorded as
+// an AgentAction (variable values never: the model writes %name%, and the values are put in by act
+// just before typing).
 
 import { jsonSchema, type Tool, tool } from "ai";
 import { z } from "zod";
 import type { Page } from "../browser/page.ts";
-import { ServiceTimeoutError } from "../errors.ts";
+import { callLogText, Deadline } from "../deadline.ts";
 import type { ResponseSchema } from "../llm/schema.ts";
 import { substitute } from "../ops/variables.ts";
 import { takeSnapshot } from "../snapshot/snapshot.ts";
@@ -52,7 +55,8 @@ export interface ToolContext {
   variables: Variables | undefined;
   executionModel: ModelConfiguration | undefined;
   toolTimeout: number;
-  signal: AbortSignal;
+  /** The run's deadline: each tool call's ends with it. */
+  deadline: Deadline;
   output: ResponseSchema<unknown> | undefined;
   loop: LoopDetector;
   state: RunState;
@@ -84,46 +88,45 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Runs `work` with the tool's time limit; records the step; applies loop detection. */
+/**
+ * Runs `work` under the tool call's deadline (toolTimeout, within the run's); records the step;
+ * applies loop detection.
+ */
 async function step<T extends Record<string, unknown>>(
   ctx: ToolContext,
   type: string,
   args: Record<string, unknown>,
-  work: (signal: AbortSignal) => Promise<T>,
+  work: (deadline: Deadline) => Promise<T>,
   summarize: (result: T) => unknown = (result) => result,
 ): Promise<Record<string, unknown>> {
   const started = performance.now();
-  const controller = new AbortController();
-  const onRunAbort = () => controller.abort(ctx.signal.reason);
-  ctx.signal.addEventListener("abort", onRunAbort, { once: true });
-  const timer = setTimeout(
-    () => controller.abort(new ServiceTimeoutError(`the ${type} tool`, ctx.toolTimeout)),
-    ctx.toolTimeout,
-  );
+  // A deadline of its own (not a step of the run's): the call log its failure ends with is this
+  // call's, not everything the run waited for before it.
+  const deadline = Deadline.start(`the ${type} tool`, {
+    timeout: ctx.toolTimeout,
+    signal: ctx.deadline.signal,
+    mask: (line) => ctx.host.redactor.mask(line),
+  });
   let answer: Record<string, unknown>;
   let success: boolean;
   try {
-    const result = await new Promise<T>((resolve, reject) => {
-      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-      work(controller.signal).then(resolve, reject);
-    });
+    const result = await deadline.run(work);
     success = result.success !== false;
     answer = result;
   } catch (error) {
     // The run was cancelled: that is the caller's, not the model's, to hear about.
-    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (ctx.deadline.aborted) throw ctx.deadline.signal.reason;
     success = false;
     answer = {
       success: false,
+      // A failure that explains itself carries the log already (deadline.explain); a timeout of
+      // the tool tells what it was still waiting for.
       error: ctx.host.redactor.mask(
-        controller.signal.aborted && !ctx.signal.aborted
-          ? `The ${type} tool did not finish within ${ctx.toolTimeout} ms and was stopped.`
+        deadline.expired
+          ? `The ${type} tool did not finish within ${ctx.toolTimeout} ms and was stopped.${callLogText(deadline.callLog.lines())}`
           : messageOf(error),
       ),
     };
-  } finally {
-    clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", onRunAbort);
   }
   const action: AgentAction = {
     type,
@@ -141,7 +144,7 @@ async function step<T extends Record<string, unknown>>(
       success,
       message: String(answer.message ?? answer.error ?? ""),
     };
-    const verdict = ctx.loop.note(type, args, await pageState(ctx.page));
+    const verdict = ctx.loop.note(type, args, await ctx.deadline.race(pageState(ctx.page)));
     if (verdict === "warn") return { ...answer, performed: undefined, warning: ctx.loop.warning };
     if (verdict === "stop") ctx.state.stuck = ctx.loop.stuckMessage;
   }
@@ -151,15 +154,15 @@ async function step<T extends Record<string, unknown>>(
 
 export function buildTools(ctx: ToolContext): Record<string, Tool> {
   const { host, page } = ctx;
-  const callOptions = (signal: AbortSignal) => ({
+  const callOptions = (deadline: Deadline) => ({
     page,
-    signal,
+    deadline,
     ...(ctx.executionModel !== undefined ? { model: ctx.executionModel } : {}),
   });
 
-  const act = async (action: string, signal: AbortSignal) => {
+  const act = async (action: string, deadline: Deadline) => {
     const urlBefore = page.url();
-    const result = await host.act(action, { ...callOptions(signal), variables: ctx.variables });
+    const result = await host.act(action, { ...callOptions(deadline), variables: ctx.variables });
     // For replay: what each element was (role, name), while it is still there to ask; not when
     // the act took the page elsewhere, before or while it was asked (what is at the XPath then is
     // another document's).
@@ -173,7 +176,7 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
       const identified = await Promise.all(
         performed.map(async (a) => ({
           ...a,
-          ...(await identityAt(page, a.selector, host.redactor, signal)),
+          ...(await identityAt(page, a.selector, host.redactor, deadline)),
         })),
       );
       if (page.url() === urlBefore) performed = identified;
@@ -190,7 +193,7 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
           .string()
           .describe('What to do, e.g. "click the Add to cart button"; write %name% for a variable.'),
       }),
-      execute: ({ action }) => step(ctx, "act", { action }, (signal) => act(action, signal)),
+      execute: ({ action }) => step(ctx, "act", { action }, (deadline) => act(action, deadline)),
     }),
     ariaTree: tool({
       description: "Read the page: its accessibility outline (roles, names, text), within a size budget.",
@@ -200,11 +203,11 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
           ctx,
           "ariaTree",
           {},
-          async (signal) => {
+          async (deadline) => {
             const snapshot = await takeSnapshot(page, {
               tokenBudget: ARIA_TREE_TOKEN_BUDGET,
               domSettleTimeout: host.domSettleTimeout,
-              signal,
+              deadline,
             });
             return { success: true, url: page.url(), outline: host.redactor.mask(snapshot.text) };
           },
@@ -225,8 +228,8 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
         required: ["instruction"],
       }),
       execute: ({ instruction, schema }) =>
-        step(ctx, "extract", { instruction }, async (signal) => {
-          const data = await host.extract(instruction, schema, callOptions(signal));
+        step(ctx, "extract", { instruction }, async (deadline) => {
+          const data = await host.extract(instruction, schema, callOptions(deadline));
           return { success: true, data: host.redactor.maskValue(data) };
         }),
     }),
@@ -238,11 +241,11 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
           .min(1),
       }),
       execute: ({ fields }) =>
-        step(ctx, "fillForm", { fields }, async (signal) => {
+        step(ctx, "fillForm", { fields }, async (deadline) => {
           const done: { action: string; success: boolean; message: string }[] = [];
           const performed: Action[] = [];
           for (const field of fields) {
-            const result = await act(field.action, signal);
+            const result = await act(field.action, deadline);
             performed.push(...result.performed);
             done.push({ action: field.action, success: result.success, message: result.message });
             if (!result.success) break;
@@ -260,8 +263,8 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
       description: "Open a URL in the page.",
       inputSchema: z.object({ url: z.string().describe("An absolute http(s) URL.") }),
       execute: ({ url }) =>
-        step(ctx, "goto", { url }, async (signal) => {
-          const status = await page.goto(agentPageUrl(substitute(url, ctx.variables)), { signal });
+        step(ctx, "goto", { url }, async (deadline) => {
+          const status = await page.goto(agentPageUrl(substitute(url, ctx.variables)), { deadline });
           return { success: status === null || status < 400, status, url: page.url() };
         }),
     }),
@@ -274,10 +277,15 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
         repeat: z.number().int().min(1).max(50).optional().describe("Times to press (press only)."),
       }),
       execute: ({ method, value, repeat }) =>
-        step(ctx, "keys", { method, value, ...(repeat ? { repeat } : {}) }, async () => {
+        step(ctx, "keys", { method, value, ...(repeat ? { repeat } : {}) }, async (deadline) => {
           const text = substitute(value, ctx.variables);
-          if (method === "type") await page.type(text);
-          else for (let i = 0; i < (repeat ?? 1); i++) await page.keyPress(text);
+          // No key goes to the page once the tool's time is over.
+          if (method === "type") await page.type(text, { signal: deadline.signal });
+          else
+            for (let i = 0; i < (repeat ?? 1); i++) {
+              deadline.check();
+              await page.keyPress(text);
+            }
           return { success: true, message: method === "type" ? "Typed." : `Pressed ${value}.` };
         }),
     }),
@@ -285,8 +293,8 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
       description: "Go back to the previous page.",
       inputSchema: z.object({}),
       execute: () =>
-        step(ctx, "navback", {}, async (signal) => {
-          await page.goBack({ signal });
+        step(ctx, "navback", {}, async (deadline) => {
+          await page.goBack({ deadline });
           return { success: true, url: page.url() };
         }),
     }),
@@ -340,14 +348,12 @@ export function buildTools(ctx: ToolContext): Record<string, Tool> {
       description: "Wait for the page (at most 10 seconds).",
       inputSchema: z.object({ timeMs: z.number().int().min(0).max(10_000) }),
       execute: ({ timeMs }) =>
-        step(ctx, "wait", { timeMs }, async (signal) => {
-          await new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(resolve, timeMs);
-            signal.addEventListener("abort", () => {
-              clearTimeout(timer);
-              reject(signal.reason);
-            });
-          });
+        step(ctx, "wait", { timeMs }, async (deadline) => {
+          // Not deadline.sleep, which ends early and quietly at the tool's time: a wait longer
+          // than the tool may take fails like any other tool that does.
+          let timer: NodeJS.Timeout | undefined;
+          deadline.defer(() => clearTimeout(timer));
+          await deadline.race(new Promise<void>((resolve) => (timer = setTimeout(resolve, timeMs))));
           return { success: true };
         }),
     }),
@@ -458,9 +464,9 @@ function coordinateTools(ctx: ToolContext): Record<string, Tool> {
           ctx,
           "type",
           { x, y, text },
-          async () => {
+          async (deadline) => {
             await page.click(x, y);
-            await page.type(substitute(text, ctx.variables));
+            await page.type(substitute(text, ctx.variables), { signal: deadline.signal });
             return withScreenshot("Typed.");
           },
           summary,

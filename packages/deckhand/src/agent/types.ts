@@ -5,6 +5,7 @@ import type { ModelMessage, streamText, ToolSet } from "ai";
 import type { Page } from "../browser/page.ts";
 import type { AnyPage } from "../browser/third-party.ts";
 import type { ActionCacheStore } from "../cache/action-cache.ts";
+import type { Deadline } from "../deadline.ts";
 import type { SchemaInput } from "../llm/schema.ts";
 import type { DeckhandLog, SecretRedactor } from "../log.ts";
 import type { MetricsRecorder } from "../metrics.ts";
@@ -142,8 +143,11 @@ export interface AgentExecuteOptions {
 export interface HostCallOptions {
   page: Page;
   model?: ModelConfiguration;
-  signal?: AbortSignal;
-  timeout?: number;
+  /**
+   * The agent's deadline for the call (a tool call's, or the run's): the operation runs as a step
+   * of it, so its waits and retries write to that deadline's call log and it ends when that does.
+   */
+  deadline: Deadline;
 }
 
 export interface AgentHost {

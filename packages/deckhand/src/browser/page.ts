@@ -410,8 +410,8 @@ export class Page {
     await this.mouse.click(x, y, options);
   }
 
-  /** Types into whatever has focus. */
-  async type(text: string, options: { delay?: number } = {}): Promise<void> {
+  /** Types into whatever has focus (no further key once `signal` aborts). */
+  async type(text: string, options: { delay?: number; signal?: AbortSignal } = {}): Promise<void> {
     this.assertOpen();
     await this.keyboard.type(text, options);
   }

@@ -5,7 +5,7 @@
 import { type AgentResult, ServiceCancelledError } from "deckhand";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type OpsFixture, onAct, open, opsFixture, step } from "../ops/helpers.ts";
+import { type OpsFixture, onAct, open, opsFixture, step, textOf } from "../ops/helpers.ts";
 import { actByRules, agentRequests, call, scriptAgent, verifyWith } from "./helpers.ts";
 
 const PASSWORD = "correct-horse-42";
@@ -216,6 +216,37 @@ describe("agent (dom, LOCAL)", () => {
     expect(result.success).toBe(false);
     expect(result.actions[0]).toMatchObject({ type: "wait", success: false });
   });
+
+  it("a tool's click a moving cover keeps out stops at toolTimeout, and its answer to the model ends with the call log", async () => {
+    // A spinning overlay is never a still cover: the click retries until its time is over. The
+    // tool's time (3 s) ends before the act's own click wait (3 s from the click's start) can.
+    await open(fx, "spinner-overlay.html");
+    actByRules(fx.model, [{ when: /Under spinner/, line: "button: Under spinner", method: "click" }]);
+    scriptAgent(fx.model, [
+      [call("act", { action: "click the Under spinner button" })],
+      [call("done", { reasoning: "the overlay never went away", taskComplete: false })],
+    ]);
+    const result = await fx.dh.agent().execute({ instruction: "Click Under spinner", toolTimeout: 3_000 });
+
+    const act = result.actions[0]!;
+    expect(act).toMatchObject({ type: "act", success: false });
+    const error = String((act.result as { error?: unknown }).error);
+    const [sentence, log = ""] = error.split("\nCall log:\n");
+    expect(sentence).toBe("The act tool did not finish within 3000 ms and was stopped.");
+    const lines = log.split("\n").map((line) => line.replace(/^ {2}- /, ""));
+    expect(lines).toContainEqual(expect.stringMatching(/^click: waiting for locator\(/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^<div id="spinner-overlay"[^>]*>.*intercepts pointer events - retrying/),
+    );
+    // The model was told the same (its second request carries the tool's answer).
+    const told = agentRequests(fx.model)[1]!.text;
+    expect(told).toContain("did not finish within 3000 ms");
+    expect(told).toContain("intercepts pointer events - retrying");
+    // Nothing clicked then, nor after the tool stopped: with the overlay gone, one click is one line.
+    await fx.dh.page.evaluate(() => document.getElementById("spinner-overlay")!.remove());
+    await fx.dh.page.locator("#under-spinner").click();
+    expect(await textOf(fx.dh.page, "#log")).toBe("under-spinner clicked\n");
+  }, 30_000);
 
   it("an abort rejects with a typed error", async () => {
     await open(fx, "agent/login.html");

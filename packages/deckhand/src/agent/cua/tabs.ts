@@ -91,17 +91,17 @@ export class TabWatch {
     await page.bringToFront().catch(() => undefined);
   }
 
+  /** Waits for the tab the page asked for, up to NEW_TAB_MS: one that does not come is not waited for. */
   private async waitForNewTab(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
+    // A limit of its own, within the run's: its running out ends this wait, not the run.
+    const wait = this.deadline.child("waiting for the tab the page asked to open", NEW_TAB_MS);
     try {
-      await this.deadline.race(
-        new Promise<void>((resolve) => {
-          this.tabArrived = resolve;
-          timer = setTimeout(resolve, this.deadline.cap(NEW_TAB_MS));
-        }),
-      );
+      wait.log("waiting for the tab the page asked to open");
+      await wait.race(new Promise<void>((resolve) => (this.tabArrived = resolve)));
+    } catch (error) {
+      if (!wait.expired) throw error;
     } finally {
-      clearTimeout(timer);
+      wait.dispose();
       this.tabArrived = undefined;
     }
   }
