@@ -173,10 +173,14 @@ export function buildChromeArgs(options: ChromeLaunchOptions, userDataDir: strin
 // later for helper processes that outlive the browser briefly. When this process stops the
 // browser, it kills the shell with it and cleans up itself, so no shell is left waiting.
 // fds 3 and 4 (the debugging pipe) are passed to Chrome and then closed in the shell, so that only
-// this Node process holds their other ends.
+// this Node process holds their other ends. fd 5 is the shell's alone: it writes a line there as
+// soon as its wait for Chrome returns, which tells close() that a clean shutdown is over the moment
+// it is (see browserExited) instead of at its next look in /proc. SIGPIPE is ignored (after Chrome
+// started, which must not inherit that) so that a write to a dead caller cannot stop the cleanup.
 const WATCHDOG_SCRIPT =
-  'chrome="$1"; a="$2"; b="$3"; shift 3; "$chrome" "$@" 3<&3 4>&4 & pid=$!; exec 3<&- 4>&-; ' +
-  'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; wait "$pid"; code=$?; ' +
+  'chrome="$1"; a="$2"; b="$3"; shift 3; "$chrome" "$@" 3<&3 4>&4 5>&- & pid=$!; exec 3<&- 4>&-; ' +
+  'trap "" PIPE; ' +
+  'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; wait "$pid"; code=$?; echo 2>/dev/null >&5; ' +
   'clean() { [ -n "$a" ] && rm -rf "$a"; [ -n "$b" ] && rm -rf "$b"; }; ' +
   '[ -n "$a$b" ] && { clean; sleep 1; clean; }; exit $code';
 
@@ -237,7 +241,7 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
             removable[1] ?? "",
             ...args,
           ],
-          { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true, env },
+          { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe", "pipe"], detached: true, env },
         )
       : spawn(executablePath, args, {
           stdio: ["ignore", "ignore", "pipe", ...(options.keepAlive ? [] : (["pipe", "pipe"] as const))],
@@ -268,6 +272,17 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
     // Retry on "not empty" (a helper still writing); cleanup never fails the caller.
     await removeAll(removable);
   });
+
+  // The watchdog's word that its wait for Chrome returned (or that the shell is gone).
+  const watchdogLine = (child.stdio as readonly unknown[])[5] as Readable | null | undefined;
+  const waitReturned = watchdogLine
+    ? new Promise<void>((resolve) => {
+        const stream = watchdogLine;
+        stream.once("data", () => resolve());
+        stream.once("close", () => resolve());
+        stream.on("error", () => resolve());
+      })
+    : undefined;
 
   const stderrTail = () => [...stderrLines, partial].filter(Boolean).slice(-12).join("\n");
   // The pipe is there whenever the browser must not outlive us; Deckhand talks over it even when a
@@ -372,7 +387,8 @@ export async function launchChrome(options: ChromeLaunchOptions): Promise<Launch
     },
     browserExited: async (timeoutMs) => {
       const browserPid = useWatchdog ? descendantsOf(child.pid, 1)[0] : child.pid;
-      if (browserPid !== undefined && process.platform === "linux") return gone(browserPid, timeoutMs);
+      if (browserPid !== undefined && process.platform === "linux")
+        return gone(browserPid, timeoutMs, waitReturned);
       child.ref();
       let timer: NodeJS.Timeout | undefined;
       try {
@@ -434,14 +450,34 @@ function ended(pid: number): boolean {
 /**
  * Resolves true once `pid` has ended, or false after `timeoutMs`. A killed process ends within tens
  * of milliseconds (the kernel tears it down), so it is looked at every 2 ms at first: a longer
- * pause would be time close() waits for nothing.
+ * pause would be time close() waits for nothing. `sooner`, when it settles, is a sign the process
+ * may have ended (the watchdog shell's wait for it returned): it is looked at then, at once. A
+ * clean shutdown on a loaded machine outlasts the 2 ms phase, and its end would otherwise be
+ * seen up to 20 ms late.
  */
-async function gone(pid: number, timeoutMs: number): Promise<boolean> {
+async function gone(pid: number, timeoutMs: number, sooner?: Promise<void>): Promise<boolean> {
   const started = Date.now();
+  let wake: (() => void) | undefined;
+  let woken = false;
+  sooner?.then(() => {
+    woken = true;
+    wake?.();
+  });
   while (!ended(pid)) {
     const waited = Date.now() - started;
     if (waited >= timeoutMs) return false;
-    await new Promise((r) => setTimeout(r, waited < 200 ? 2 : 20));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waited < 200 ? 2 : 20);
+      // Once only: a wait that returned for another reason (the shell was signalled) leaves the
+      // ordinary looks.
+      if (woken) return;
+      wake = () => {
+        wake = undefined;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = undefined;
   }
   return true;
 }
