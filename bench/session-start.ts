@@ -9,8 +9,8 @@
 // - a further session of a project that has one running (its browser is there: the spare context
 //   made after the previous start, or a new context and page), started once that spare is ready
 //   (/metrics deckhand_spare_contexts), and back to back (each sent when the previous answered);
-// - 20 starts at once of one project new to the node (three browsers of 8 sessions: the warm one,
-//   then launches), warm and cold.
+// - 20 starts at once of one project new to the node (the warm browser, then launches; a running
+//   browser of the project takes up to 12 while another of its browsers launches), warm and cold.
 //
 // Every session is ended after its figure; the service is stopped (SIGTERM) and checked for
 // leftovers by the run's final check.
@@ -235,7 +235,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       `  same: ${warm.same.n} starts of a project with a session running, each once the spare context made after the`,
       "  previous start is ready (deckhand_spare_contexts; 300 ms apart without warm browsers), each ended after it;",
       `  back to back: as many, each sent when the previous answered (its spare still being made); at once: ${BURST} of`,
-      "  one new project sent together (3 browsers of 8 sessions). --warm-browsers 0 also turns the spare contexts off.",
+      "  one new project sent together (8 a browser, 12 while another launches). --warm-browsers 0 also turns the spare contexts off.",
       `  A warm browser saves ${fmtMs(cold.first.median - warm.first.median)} ms on a project's first session here.`,
     ],
   });

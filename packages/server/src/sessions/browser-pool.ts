@@ -40,6 +40,13 @@ const LAUNCH_FAILURE_MEMORY_MS = 30_000;
 const WARM_RETRY_FIRST_MS = 1_000;
 const WARM_RETRY_MAX_MS = 60_000;
 
+/**
+ * How far over `sessionsPerBrowser` (a fraction of it) a running browser of a tenant is filled
+ * while another of the tenant's browsers is launching (see choose): 8 sessions a browser take 4
+ * more in a burst; 1 takes none.
+ */
+const BURST_HEADROOM = 0.5;
+
 /** Who may share a browser process: sessions of one project, or no one. */
 export type Isolation = "project" | "session";
 
@@ -135,6 +142,8 @@ export class BrowserPool {
   private warmFailures = 0;
   private warmRetry: NodeJS.Timeout | undefined;
   private readonly warmWaiters = new Set<() => void>();
+  /** Sessions being set up that asked warm launches to wait for them (see holdWarm). */
+  private warmHolds = 0;
   private readonly counts = { warmTaken: 0, coldLaunches: 0, warmLost: 0 };
 
   constructor(options: BrowserPoolOptions = {}) {
@@ -325,19 +334,36 @@ export class BrowserPool {
   }
 
   /**
-   * Launches warm browsers up to what is wanted, unless a retry after failures is pending or a
-   * tenant's browser is starting: a launch is the costliest thing the pool does, and a warm one is
-   * for a later start, so it does not compete with one a session waits for (a burst of starts that
-   * fills a project's browsers would otherwise launch its replacement warm browser at the same
-   * time). It is launched once that browser is up, or failed.
+   * Launches warm browsers up to what is wanted, unless a retry after failures is pending, a
+   * tenant's browser is starting, or a session is being set up (holdWarm): a launch is the
+   * costliest thing the pool does, and a warm one is for a later start, so it does not compete with
+   * one a session waits for (a burst of starts that fills a project's browsers would otherwise
+   * launch its replacement warm browser at the same time). It is launched once they are done.
    */
   private refill(): void {
-    if (this.closed || !this.warming || this.warmRetry) return;
+    if (this.closed || !this.warming || this.warmRetry || this.warmHolds > 0) return;
     for (const slot of this.slots) if (!slot.browser && !slot.closing) return;
     // Lingering browsers of other tenants are kept: a tenant that comes back finds its browser.
     // A warm browser only takes a place no browser holds.
     while (this.warm.size < this.warmWanted()) this.launch(undefined);
     this.warmChanged();
+  }
+
+  /**
+   * Holds warm launches back until the returned function is called (once; more calls do nothing):
+   * the service holds them while a session's context and first page are being made. A browser
+   * launch takes as much CPU as several of those, and the warm browser is for a later start: in a
+   * burst of starts, launched beside them, it slowed every one of them.
+   */
+  holdWarm(): () => void {
+    this.warmHolds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.warmHolds--;
+      if (this.warmHolds === 0) this.refillSoon();
+    };
   }
 
   /**
@@ -460,6 +486,16 @@ export class BrowserPool {
       slots.reduce((best, slot) => (slot.sessions < best.sessions ? slot : best));
     const withRoom = own.filter((slot) => slot.sessions < this.options.sessionsPerBrowser);
     if (withRoom.length > 0) return leastBusy(withRoom);
+    // A burst: the tenant's browsers are full and another of its browsers is launching already.
+    // Launching yet another beside it would make both, and every session waiting in them, take
+    // longer on a busy CPU; a running browser of the tenant takes up to half as many again
+    // (BURST_HEADROOM) instead, and the next start after the burst launches as usual.
+    if (own.some((slot) => !slot.browser)) {
+      const ceiling =
+        this.options.sessionsPerBrowser + Math.floor(this.options.sessionsPerBrowser * BURST_HEADROOM);
+      const running = own.filter((slot) => slot.browser && slot.sessions < ceiling);
+      if (running.length > 0) return leastBusy(running);
+    }
     // A warm browser takes a place of its own under maxBrowsers already.
     const warm = this.takeWarm(owner);
     if (warm) return warm;

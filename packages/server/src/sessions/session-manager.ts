@@ -462,7 +462,15 @@ export class SessionManager {
         }
         cdp = { browser: ownBrowser, contextId: undefined };
       } else {
-        lease = await this.options.pool.acquire(record.projectId);
+        // No warm browser launches while this session's context and page are being made (see
+        // BrowserPool.holdWarm): in a burst of starts it would take CPU from every one of them.
+        const letWarm = this.options.pool.holdWarm();
+        try {
+          lease = await this.options.pool.acquire(record.projectId);
+        } catch (error) {
+          letWarm();
+          throw error;
+        }
         const settings = JSON.stringify(plan.context);
         const browser = lease.browser;
         this.startsIn.set(browser, (this.startsIn.get(browser) ?? 0) + 1);
@@ -504,6 +512,8 @@ export class SessionManager {
           if (counted) startEnded();
           lease.release();
           throw error;
+        } finally {
+          letWarm();
         }
       }
     } catch (error) {
