@@ -25,10 +25,10 @@ export abstract class ActionableLocator extends LocatorCore {
     a: Attempt,
     force: boolean | undefined,
     checkEnabled: boolean,
-    arm = false,
+    arm?: "click" | "press",
   ): Promise<ActionPoint> {
     // Armed in the page with the point found (see pointerGesture); a point not used disarms.
-    arm &&= !force;
+    if (force) arm = undefined;
     let last: PointResult | undefined;
     let covers: CoverWatch | undefined;
     for (let attempt = 0; ; attempt++) {
@@ -56,7 +56,7 @@ export abstract class ActionableLocator extends LocatorCore {
         const point = await a.deadline.race(
           el.frame.invoke(domRuntime, "actionPoint", el.handle, checkEnabled && !force, arm),
         );
-        armed = arm && point.ok;
+        armed = arm !== undefined && point.ok;
         if (point.ok || force) {
           const inFrame = point.ok ? point : await this.centerOf(el);
           const inPage = await a.deadline.race(this.page.toViewportPoint(el.frame, inFrame, !force, true));
@@ -93,22 +93,24 @@ export abstract class ActionableLocator extends LocatorCore {
 
   /**
    * Carries out a pointer gesture (`gesture`, at the point it is given) on the element, guarded
-   * against the page moving between the hit test and the press: the point is found with the
-   * pointer check armed in the element's frame, and if the gesture's first press or release
-   * reached something else there, the page never saw the gesture and it is tried again from a new
-   * hit test, within the same deadline. A check that never saw the gesture (the pointer went to
-   * another frame) cannot tell, and counts as reached. `force` skips the check with the others.
+   * against the page moving between the hit test and the input: the point is found with the
+   * pointer check armed in the element's frame, and if the gesture's first press reached
+   * something else there (for a click, any press or release: `kind`), the page never saw that
+   * event nor the rest of the gesture, and it is tried again from a new hit test, within the same
+   * deadline. A check that never saw the gesture (the pointer went to another frame) cannot tell,
+   * and counts as reached. `force` skips the check with the others.
    */
   protected async pointerGesture(
     a: Attempt,
     force: boolean | undefined,
     checkEnabled: boolean,
+    kind: "click" | "press",
     gesture: (point: { x: number; y: number }) => Promise<void>,
   ): Promise<void> {
     for (let tries = 0; ; tries++) {
       // At once after a first miss (a layout shift is over); then as actionPoint waits.
       if (tries > 1) await a.deadline.sleep(Math.min(30 * tries, 150));
-      const point = await this.actionPoint(a, force, checkEnabled, true);
+      const point = await this.actionPoint(a, force, checkEnabled, kind);
       let hit: string | null | undefined;
       try {
         a.deadline.check();

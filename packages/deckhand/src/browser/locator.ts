@@ -39,7 +39,7 @@ export class Locator extends LocatorState {
   /** A real mouse click at the element's visible point, after scrolling it into view. */
   async click(options: ClickOptions & TimeoutOption & { force?: boolean } = {}): Promise<void> {
     await this.within("click", options, (a) =>
-      this.pointerGesture(a, options.force, true, (point) =>
+      this.pointerGesture(a, options.force, true, "click", (point) =>
         this.page.mouse.click(point.x, point.y, options),
       ),
     );
@@ -203,9 +203,10 @@ export class Locator extends LocatorState {
 
   /** Drags this element onto another with real mouse movements. */
   async dragTo(target: Locator, options: TimeoutOption = {}): Promise<void> {
-    // The press on this element is guarded (see pointerGesture); the drop is hit-tested before.
+    // The press on this element is guarded (see pointerGesture); the drop is hit-tested before,
+    // and its release is meant to land elsewhere than the press.
     await this.within("dragTo", options, (a) =>
-      this.pointerGesture(a, false, false, async (from) => {
+      this.pointerGesture(a, false, false, "press", async (from) => {
         const to = await target.actionPoint(a, false, false);
         a.deadline.check();
         await this.page.dragAndDrop(from, to);

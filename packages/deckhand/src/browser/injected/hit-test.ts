@@ -56,19 +56,25 @@ export function installHitTest(
   // The pointer check armed with a click's action point (see ActionableLocator.pointerGesture):
   // between the hit test and the press the page can still move (late content above, a hover
   // effect on the first mouse move), and the press would land on whatever is at the old point now.
-  // The first trusted event of the gesture decides: if it does not reach the target, it and the
-  // rest of the gesture are stopped before any of the page's own listeners see them (ours are on
-  // the window, capturing), and `hit` says what was pressed instead. One check per document at a
-  // time; the listeners stay, and cost a comparison while nothing is armed.
-  let armed: { target: Element; hit: string | null | undefined } | null = null;
+  // The first trusted event of the gesture must reach the target; for a click ("click" kind) so
+  // must every press and release after it while the target stays in the document, since a
+  // release elsewhere sends the click to what the two have in common instead (a page that
+  // replaces its button on the press is left alone). The first that misses is stopped with the
+  // rest of the gesture before any of the page's own listeners see them (ours are on the window,
+  // capturing), and `hit` says what it reached. One check per document at a time; the listeners
+  // stay, and cost a comparison while nothing is armed.
+  let armed: { target: Element; kind: "click" | "press"; hit: string | null | undefined } | null = null;
   const onGesture = (event: Event) => {
     if (!armed || !event.isTrusted) return;
-    if (armed.hit === undefined) armed.hit = interceptor(armed.target, event as MouseEvent);
+    const again =
+      armed.hit === null && armed.kind === "click" && PRESSES.has(event.type) && armed.target.isConnected;
+    if (armed.hit === undefined || again) armed.hit = interceptor(armed.target, event as MouseEvent);
     if (armed.hit === null) return;
     event.preventDefault();
     event.stopImmediatePropagation();
   };
-  // The events of a press and release (a double click is two): the first decides.
+  // The events of a press and release (a double click is two), and the ones hit-tested anew.
+  const PRESSES = new Set(["pointerdown", "mousedown", "pointerup", "mouseup"]);
   for (const type of [
     "pointerdown",
     "mousedown",
@@ -119,11 +125,11 @@ export function installHitTest(
 
   /**
    * The point a real click on `el` should land on, after scrolling it into view. With `arm`, a
-   * point found also arms the pointer check for `el` (disarmHitCheck reads its verdict).
+   * point found also arms the pointer check of that kind for `el` (disarmHitCheck reads it).
    */
-  function actionPoint(el: Element, checkEnabled: boolean, arm = false): PointResult {
+  function actionPoint(el: Element, checkEnabled: boolean, arm?: "click" | "press"): PointResult {
     const point = findPoint(el, checkEnabled);
-    if (arm && point.ok) armed = { target: el, hit: undefined };
+    if (arm && point.ok) armed = { target: el, kind: arm, hit: undefined };
     return point;
   }
 
