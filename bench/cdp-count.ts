@@ -38,8 +38,12 @@ const FILL: Action = {
   arguments: ["Ada Lovelace"],
 };
 
-/** The goal of issue 21: 60% of the 15 and 18 commands it counted before the element target (this bench counted 15 and 19). */
-const GOAL = { click: 9, fill: 10 };
+/**
+ * The goal of issue 21: 60% of the 15 and 18 commands it counted before the element target (this
+ * bench counted 15 and 19); a click one more since its pointer check (reading, after the input,
+ * whether the press reached the element: see actionability.ts pointerGesture).
+ */
+const GOAL = { click: 10, fill: 10 };
 
 interface Command {
   method: string;

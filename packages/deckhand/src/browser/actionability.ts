@@ -25,7 +25,10 @@ export abstract class ActionableLocator extends LocatorCore {
     a: Attempt,
     force: boolean | undefined,
     checkEnabled: boolean,
-  ): Promise<{ x: number; y: number }> {
+    arm?: "click" | "press",
+  ): Promise<ActionPoint> {
+    // Armed in the page with the point found (see pointerGesture); a point not used disarms.
+    if (force) arm = undefined;
     let last: PointResult | undefined;
     let covers: CoverWatch | undefined;
     for (let attempt = 0; ; attempt++) {
@@ -48,14 +51,19 @@ export abstract class ActionableLocator extends LocatorCore {
         }
         throw error;
       }
+      let armed = false;
       try {
         const point = await a.deadline.race(
-          el.frame.invoke(domRuntime, "actionPoint", el.handle, checkEnabled && !force),
+          el.frame.invoke(domRuntime, "actionPoint", el.handle, checkEnabled && !force, arm),
         );
+        armed = arm !== undefined && point.ok;
         if (point.ok || force) {
           const inFrame = point.ok ? point : await this.centerOf(el);
           const inPage = await a.deadline.race(this.page.toViewportPoint(el.frame, inFrame, !force, true));
-          if (inPage.ok && (force || (await this.pointerReaches(el.frame, inPage, a)))) return inPage;
+          if (inPage.ok && (force || (await this.pointerReaches(el.frame, inPage, a)))) {
+            armed = false;
+            return { x: inPage.x, y: inPage.y, ...(arm ? { armedIn: el.frame } : {}) };
+          }
           last = inPage.ok ? { ok: false, reason: "covered", detail: UNREACHED } : inPage;
         } else {
           last = point;
@@ -74,11 +82,52 @@ export abstract class ActionableLocator extends LocatorCore {
         this.unpin(el);
         continue;
       } finally {
+        if (armed) void disarm(el.frame);
         this.letGo(el);
       }
       if (this.outOfTime(a)) throw new ServiceClickError(this.selector, explain(last), failureOf(last));
       a.deadline.log(`${retryLine(last)} - retrying`);
       await a.deadline.sleep(Math.min(30 * (attempt + 1), 150));
+    }
+  }
+
+  /**
+   * Carries out a pointer gesture (`gesture`, at the point it is given) on the element, guarded
+   * against the page moving between the hit test and the input: the point is found with the
+   * pointer check armed in the element's frame, and if the gesture's first press reached
+   * something else there (for a click, any press or release: `kind`), the page never saw that
+   * event nor the rest of the gesture, and it is tried again from a new hit test, within the same
+   * deadline. A check that never saw the gesture (the pointer went to another frame) cannot tell,
+   * and counts as reached. `force` skips the check with the others.
+   */
+  protected async pointerGesture(
+    a: Attempt,
+    force: boolean | undefined,
+    checkEnabled: boolean,
+    kind: "click" | "press",
+    gesture: (point: { x: number; y: number }) => Promise<void>,
+  ): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      // At once after a first miss (a layout shift is over); then as actionPoint waits.
+      if (tries > 1) await a.deadline.sleep(Math.min(30 * tries, 150));
+      const point = await this.actionPoint(a, force, checkEnabled, kind);
+      let hit: string | null | undefined;
+      try {
+        a.deadline.check();
+        await gesture(point);
+      } finally {
+        // Disarmed whatever happened, so a failed call leaves no check behind in the page.
+        if (point.armedIn) hit = await disarm(point.armedIn);
+      }
+      if (!hit) return;
+      if (this.outOfTime(a)) {
+        throw new ServiceClickError(
+          this.selector,
+          `${hit} was hit instead: the page kept moving it under the pointer`,
+          "covered",
+        );
+      }
+      a.deadline.log(`${hit} was hit instead after the page moved - retrying`);
     }
   }
 
@@ -106,6 +155,22 @@ export abstract class ActionableLocator extends LocatorCore {
     if (!box) throw new ServiceClickError(this.selector, "the element has no box to click", "not-visible");
     return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
   }
+}
+
+/** Where a pointer action lands, in the top frame's viewport; `armedIn`: the frame of its check. */
+export interface ActionPoint {
+  x: number;
+  y: number;
+  armedIn?: Frame;
+}
+
+/**
+ * Ends a pointer check armed in `frame` and reads what was hit instead of the target (null: the
+ * target, or nothing could tell). The document may have gone with the gesture (a link followed):
+ * its check went with it.
+ */
+async function disarm(frame: Frame): Promise<string | null> {
+  return (await frame.invokeInPlace(domRuntime, "disarmHitCheck").catch(() => undefined)) ?? null;
 }
 
 /** The reason of a point that could not be clicked (covered when nothing more precise is known). */

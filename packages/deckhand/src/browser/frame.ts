@@ -17,6 +17,8 @@ import type { Page } from "./page.ts";
 
 const CONTEXT_LOST =
   /Cannot find context with specified id|Execution context was destroyed|Inspected target navigated or closed/;
+/** An object id of a document that is gone (its context was destroyed with it). */
+const OBJECT_LOST = /Could not find object with given id|Cannot find context/;
 
 export class Frame {
   readonly id: string;
@@ -184,6 +186,35 @@ export class Frame {
   ): Promise<T[M] extends (...a: never[]) => infer R ? Awaited<R> : never> {
     const result = await this.callInjected(script, method, args as unknown[], true);
     return result.value as never;
+  }
+
+  /**
+   * @internal Like invoke, but only in the document the frame shows now and only if `script` is
+   * installed there: undefined when it is not, or when the document goes away meanwhile. It never
+   * waits for a next document (as after a click on a link): state kept in the old one is gone
+   * with it, and a new one was never asked to hold any.
+   */
+  async invokeInPlace<T, M extends InjectedMethod<T>>(
+    script: InjectedScript<T>,
+    method: M,
+  ): Promise<(T[M] extends (...a: never[]) => infer R ? Awaited<R> : never) | undefined> {
+    const installed = this.contextId === undefined ? undefined : this.installed.get(script.name);
+    const objectId = await installed?.catch(() => undefined);
+    if (!objectId) return undefined;
+    try {
+      const response = await this.session.send("Runtime.callFunctionOn", {
+        objectId,
+        functionDeclaration: `function() { return this[${JSON.stringify(method)}](); }`,
+        returnByValue: true,
+      });
+      if (response.exceptionDetails) throw evalError(response.exceptionDetails);
+      return response.result.value as never;
+    } catch (error) {
+      const gone =
+        error instanceof Error && (CONTEXT_LOST.test(error.message) || OBJECT_LOST.test(error.message));
+      if (gone || this.session.detachedError) return undefined;
+      throw error;
+    }
   }
 
   /** Like invoke, for methods that return an element: the result is a handle, or null. */

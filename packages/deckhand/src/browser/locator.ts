@@ -38,11 +38,11 @@ export class Locator extends LocatorState {
 
   /** A real mouse click at the element's visible point, after scrolling it into view. */
   async click(options: ClickOptions & TimeoutOption & { force?: boolean } = {}): Promise<void> {
-    await this.within("click", options, async (a) => {
-      const point = await this.actionPoint(a, options.force, true);
-      a.deadline.check();
-      await this.page.mouse.click(point.x, point.y, options);
-    });
+    await this.within("click", options, (a) =>
+      this.pointerGesture(a, options.force, true, "click", (point) =>
+        this.page.mouse.click(point.x, point.y, options),
+      ),
+    );
   }
 
   async dblclick(options: Omit<ClickOptions, "clickCount"> & TimeoutOption = {}): Promise<void> {
@@ -203,12 +203,15 @@ export class Locator extends LocatorState {
 
   /** Drags this element onto another with real mouse movements. */
   async dragTo(target: Locator, options: TimeoutOption = {}): Promise<void> {
-    await this.within("dragTo", options, async (a) => {
-      const from = await this.actionPoint(a, false, false);
-      const to = await target.actionPoint(a, false, false);
-      a.deadline.check();
-      await this.page.dragAndDrop(from, to);
-    });
+    // The press on this element is guarded (see pointerGesture); the drop is hit-tested before,
+    // and its release is meant to land elsewhere than the press.
+    await this.within("dragTo", options, (a) =>
+      this.pointerGesture(a, false, false, "press", async (from) => {
+        const to = await target.actionPoint(a, false, false);
+        a.deadline.check();
+        await this.page.dragAndDrop(from, to);
+      }),
+    );
   }
 
   /** The centre of the element's box in the top frame's viewport, rounded to CSS pixels. */

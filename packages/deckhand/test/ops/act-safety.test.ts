@@ -50,6 +50,17 @@ describe.each(MODES)("%s", (mode) => {
       expect(fx.model.lastRequest?.lastUserText).toMatch(/covered by another element: <div id="overlay">/);
     });
 
+    it("clicks the chosen button, not the banner that takes its place as the pointer arrives", async () => {
+      await fx.dh.page.mouse.move(0, 0);
+      const page = await open(fx, "moving.html?moves=once");
+      // The banner opens above the button on the pointer's first move, just before the press.
+      await page.evaluate(() => (window as unknown as { armMoves(on: boolean): void }).armMoves(true));
+      onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Target"), method: "click" }));
+      const result = await fx.dh.act("click the target button");
+      expect(result.success).toBe(true);
+      expect(await textOf(page, "#log")).toBe("target pointerdown\ntarget mousedown\ntarget click\n");
+    });
+
     it("reaches a covered button once the model has cleared what covers it", async () => {
       const page = await open(fx, "overlay.html");
       onAct(fx.model, (request) => {

@@ -53,6 +53,56 @@ export function installHitTest(
     { capture: true, passive: true },
   );
 
+  // The pointer check armed with a click's action point (see ActionableLocator.pointerGesture):
+  // between the hit test and the press the page can still move (late content above, a hover
+  // effect on the first mouse move), and the press would land on whatever is at the old point now.
+  // The first trusted event of the gesture must reach the target; for a click ("click" kind) so
+  // must every press and release after it while the target stays in the document, since a
+  // release elsewhere sends the click to what the two have in common instead (a page that
+  // replaces its button on the press is left alone). The first that misses is stopped with the
+  // rest of the gesture before any of the page's own listeners see them (ours are on the window,
+  // capturing), and `hit` says what it reached. One check per document at a time; the listeners
+  // stay, and cost a comparison while nothing is armed.
+  let armed: { target: Element; kind: "click" | "press"; hit: string | null | undefined } | null = null;
+  const onGesture = (event: Event) => {
+    if (!armed || !event.isTrusted) return;
+    const again =
+      armed.hit === null && armed.kind === "click" && PRESSES.has(event.type) && armed.target.isConnected;
+    if (armed.hit === undefined || again) armed.hit = interceptor(armed.target, event as MouseEvent);
+    if (armed.hit === null) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  };
+  // The events of a press and release (a double click is two), and the ones hit-tested anew.
+  const PRESSES = new Set(["pointerdown", "mousedown", "pointerup", "mouseup"]);
+  for (const type of [
+    "pointerdown",
+    "mousedown",
+    "pointerup",
+    "mouseup",
+    "click",
+    "auxclick",
+    "dblclick",
+    "contextmenu",
+  ])
+    addEventListener(type, onGesture, { capture: true });
+
+  /** What the event reached instead of `target` (its description), or null if it reached it. */
+  function interceptor(target: Element, event: MouseEvent): string | null {
+    const path = event.composedPath();
+    if (path.includes(target)) return null;
+    if (path.some((n) => n instanceof HTMLLabelElement && n.control === target)) return null;
+    // A target inside a closed shadow root is not in the path the window sees (it ends at the
+    // host): what is at the event's point, found through the roots Deckhand knows, tells.
+    const deepest = path[0] instanceof Element ? path[0] : null;
+    if (deepest && composedContains(deepest, target)) {
+      const hit = deepElementFromPoint(event.clientX, event.clientY);
+      if (hit && (composedContains(target, hit) || isLabelFor(hit, target))) return null;
+      return describe(hit ?? deepest);
+    }
+    return describe(deepest);
+  }
+
   function deepElementFromPoint(x: number, y: number): Element | null {
     let el = document.elementFromPoint(x, y);
     while (el) {
@@ -73,8 +123,17 @@ export function installHitTest(
     if (!inView) el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
   }
 
-  /** The point a real click on `el` should land on, after scrolling it into view. */
-  function actionPoint(el: Element, checkEnabled: boolean): PointResult {
+  /**
+   * The point a real click on `el` should land on, after scrolling it into view. With `arm`, a
+   * point found also arms the pointer check of that kind for `el` (disarmHitCheck reads it).
+   */
+  function actionPoint(el: Element, checkEnabled: boolean, arm?: "click" | "press"): PointResult {
+    const point = findPoint(el, checkEnabled);
+    if (arm && point.ok) armed = { target: el, kind: arm, hit: undefined };
+    return point;
+  }
+
+  function findPoint(el: Element, checkEnabled: boolean): PointResult {
     if (!el.isConnected) return { ok: false, reason: "detached" };
     if (checkEnabled && isDisabled(el)) return { ok: false, reason: "disabled" };
     // Hidden elements (display, visibility, no size) would otherwise look "covered" by whatever
@@ -140,6 +199,16 @@ export function installHitTest(
 
   return {
     actionPoint,
+
+    /**
+     * Ends the pointer check actionPoint armed: what the gesture hit instead of its target, or
+     * null (it reached the target, nothing reached this document, or nothing was armed).
+     */
+    disarmHitCheck(): string | null {
+      const hit = armed?.hit ?? null;
+      armed = null;
+      return hit;
+    },
 
     /** Whether a click at (x, y) of this document would reach `el` (used for iframe owners). */
     hits(el: Element, x: number, y: number): string | null {
