@@ -27,7 +27,7 @@ afterAll(async () => {
 const logLines = async (page: Page) => ((await textOf(page, "#log")) ?? "").split("\n").filter(Boolean);
 
 /** moving.html with its moves armed: the pointer is parked in the corner by visit() first. */
-async function moving(moves: "once" | "always" | "press"): Promise<Page> {
+async function moving(moves: "once" | "always" | "press" | "cover"): Promise<Page> {
   const page = await visit(fx, firstPage, `moving.html?moves=${moves}`);
   await page.evaluate(() => (window as unknown as { armMoves(on: boolean): void }).armMoves(true));
   return page;
@@ -83,6 +83,15 @@ describe("a page that moves the target as the pointer arrives", () => {
       "target click",
     ]);
     expect(log).toContainEqual(expect.stringMatching(MISSED));
+  });
+
+  it("lets a release through onto a menu the press opened over the button, which stayed put", async () => {
+    const page = await moving("cover");
+    const log = await clickTarget(page);
+    // A drop-down: the press opens a menu over its own button. The release is the page's to
+    // route (here to the menu, so no click reaches the button); nothing is pressed twice.
+    expect(await logLines(page)).toEqual(["target pointerdown", "target mousedown"]);
+    expect(log).not.toContainEqual(expect.stringMatching(/was hit instead/));
   });
 
   it("fails with ServiceClickError naming the banner when the target never stays put", async () => {

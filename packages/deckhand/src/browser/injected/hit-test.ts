@@ -57,17 +57,33 @@ export function installHitTest(
   // between the hit test and the press the page can still move (late content above, a hover
   // effect on the first mouse move), and the press would land on whatever is at the old point now.
   // The first trusted event of the gesture must reach the target; for a click ("click" kind) so
-  // must every press and release after it while the target stays in the document, since a
-  // release elsewhere sends the click to what the two have in common instead (a page that
-  // replaces its button on the press is left alone). The first that misses is stopped with the
-  // rest of the gesture before any of the page's own listeners see them (ours are on the window,
-  // capturing), and `hit` says what it reached. One check per document at a time; the listeners
-  // stay, and cost a comparison while nothing is armed.
-  let armed: { target: Element; kind: "click" | "press"; hit: string | null | undefined } | null = null;
+  // must every press and release after it while the target stays in the document at a place it
+  // moved to since the hit test, since a release elsewhere sends the click to what the two have in
+  // common instead. A page that replaces its button on the press, or opens something over a button
+  // that stays where it was (a menu, a pressed look), is left alone: that release goes where the
+  // page meant it to, and holding it back would press the button again. The first that misses is
+  // stopped with the rest of the gesture before any of the page's own listeners see them (ours are
+  // on the window, capturing), and `hit` says what it reached. One check per document at a time;
+  // the listeners stay, and cost a comparison while nothing is armed.
+  let armed: {
+    target: Element;
+    kind: "click" | "press";
+    hit: string | null | undefined;
+    /** Where the target was at the hit test (viewport px). */
+    at: { x: number; y: number };
+  } | null = null;
+  const moved = (target: Element, at: { x: number; y: number }) => {
+    const rect = target.getBoundingClientRect();
+    return Math.abs(rect.left - at.x) > 0.5 || Math.abs(rect.top - at.y) > 0.5;
+  };
   const onGesture = (event: Event) => {
     if (!armed || !event.isTrusted) return;
     const again =
-      armed.hit === null && armed.kind === "click" && PRESSES.has(event.type) && armed.target.isConnected;
+      armed.hit === null &&
+      armed.kind === "click" &&
+      PRESSES.has(event.type) &&
+      armed.target.isConnected &&
+      moved(armed.target, armed.at);
     if (armed.hit === undefined || again) armed.hit = interceptor(armed.target, event as MouseEvent);
     if (armed.hit === null) return;
     event.preventDefault();
@@ -129,7 +145,10 @@ export function installHitTest(
    */
   function actionPoint(el: Element, checkEnabled: boolean, arm?: "click" | "press"): PointResult {
     const point = findPoint(el, checkEnabled);
-    if (arm && point.ok) armed = { target: el, kind: arm, hit: undefined };
+    if (arm && point.ok) {
+      const rect = el.getBoundingClientRect();
+      armed = { target: el, kind: arm, hit: undefined, at: { x: rect.left, y: rect.top } };
+    }
     return point;
   }
 
