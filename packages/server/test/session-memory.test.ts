@@ -3,6 +3,7 @@
 // twice (its Deckhand's history, beside the replay record in the store), and one more of every
 // operation's cancellation signal, for as long as the session lived.
 
+import { getEventListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,8 +68,7 @@ describe("a long-lived session's memory", () => {
 });
 
 describe("linkedSignal", () => {
-  it("aborts with the reason of whichever source aborts first, and leaves no listener behind", async () => {
-    const { getEventListeners } = await import("node:events");
+  it("aborts with the reason of whichever source aborts first, and leaves no listener behind", () => {
     const [a, b] = [new AbortController(), new AbortController()];
     const { signal, unlink } = linkedSignal([a.signal, b.signal]);
     expect(getEventListeners(a.signal, "abort")).toHaveLength(1);
