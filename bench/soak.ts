@@ -40,6 +40,13 @@ type Op = (typeof OPS)[number];
 interface Sample {
   atS: number;
   serviceRssMb: number;
+  /** The part of the RSS that is the process's own memory (RssAnon: heap, malloc), not mapped files. */
+  serviceAnonMb: number;
+  /** V8's heap as the service's metrics report it (prom-client's process.memoryUsage() gauges). */
+  heapUsedMb: number;
+  heapTotalMb: number;
+  /** Memory of C++ objects bound to JavaScript ones (Buffers among them). */
+  externalMb: number;
   browsersPssMb: number;
   fds: number;
   chromium: number;
@@ -48,21 +55,27 @@ interface Sample {
 
 async function sample(pid: number, metricsUrl: string, startedAt: number): Promise<Sample> {
   const browsers = processTree(pid).filter(isChromium);
-  let lagMs = Number.NaN;
+  let text = "";
   try {
-    const text = await (await fetch(metricsUrl)).text();
-    const found = /^deckhand_event_loop_lag_seconds (\S+)$/m.exec(text);
-    if (found) lagMs = Number(found[1]) * 1000;
+    text = await (await fetch(metricsUrl)).text();
   } catch {
     // reported as missing
   }
+  const metric = (name: string) => {
+    const found = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
+    return found ? Number(found[1]) : Number.NaN;
+  };
   return {
     atS: Math.round((performance.now() - startedAt) / 1000),
     serviceRssMb: kbField(`/proc/${pid}/status`, "VmRSS") / 2 ** 20,
+    serviceAnonMb: kbField(`/proc/${pid}/status`, "RssAnon") / 2 ** 20,
+    heapUsedMb: metric("nodejs_heap_size_used_bytes") / 2 ** 20,
+    heapTotalMb: metric("nodejs_heap_size_total_bytes") / 2 ** 20,
+    externalMb: metric("nodejs_external_memory_bytes") / 2 ** 20,
     browsersPssMb: browsers.reduce((sum, p) => sum + kbField(`/proc/${p}/smaps_rollup`, "Pss"), 0) / 2 ** 20,
     fds: openFds(pid),
     chromium: browsers.length,
-    lagMs,
+    lagMs: metric("deckhand_event_loop_lag_seconds") * 1000,
   };
 }
 
@@ -351,21 +364,37 @@ interface Flatness {
   flat: boolean;
 }
 
-function flatness(samples: Sample[]): Flatness[] {
+const GOALS: [string, (s: Sample) => number][] = [
+  ["service RSS MB", (s) => s.serviceRssMb],
+  ["browsers PSS MB", (s) => s.browsersPssMb],
+  ["service + browsers MB", (s) => s.serviceRssMb + s.browsersPssMb],
+  ["open fds (service)", (s) => s.fds],
+  ["Chromium processes", (s) => s.chromium],
+];
+
+function flatness(samples: Sample[], fields = GOALS): Flatness[] {
   const [first, , last] = thirds(samples);
-  const fields: [string, (s: Sample) => number][] = [
-    ["service RSS MB", (s) => s.serviceRssMb],
-    ["browsers PSS MB", (s) => s.browsersPssMb],
-    ["service + browsers MB", (s) => s.serviceRssMb + s.browsersPssMb],
-    ["open fds (service)", (s) => s.fds],
-    ["Chromium processes", (s) => s.chromium],
-  ];
   return fields.map(([what, get]) => {
     const a = mean(first.map(get));
     const b = mean(last.map(get));
     const change = a === 0 ? 0 : (b - a) / a;
     return { what, first: a, last: b, change, flat: Math.abs(change) <= FLAT };
   });
+}
+
+/**
+ * What the service's RSS is made of, by third: not goals (V8's heap is a sawtooth between
+ * collections, and how far it lets it grow before one is its own choice), but what says whether a
+ * rise is JavaScript objects kept (heap used after collections), the heap's room (total), Buffers
+ * (external) or the allocator's (anonymous memory beyond the heap).
+ */
+function breakdown(samples: Sample[]): Flatness[] {
+  return flatness(samples, [
+    ["of the RSS: anonymous MB", (s) => s.serviceAnonMb],
+    ["V8 heap used MB", (s) => s.heapUsedMb],
+    ["V8 heap total MB", (s) => s.heapTotalMb],
+    ["external MB", (s) => s.externalMb],
+  ]);
 }
 
 function p99ByThird(
@@ -397,6 +426,9 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       columns: [
         "at s",
         "service RSS MB",
+        "of it anonymous MB",
+        "V8 heap used / total MB",
+        "external MB",
         "browsers PSS MB",
         "open fds",
         "Chromium processes",
@@ -405,6 +437,9 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       rows: result.samples.map((s) => [
         s.atS,
         s.serviceRssMb.toFixed(1),
+        s.serviceAnonMb.toFixed(1),
+        `${s.heapUsedMb.toFixed(1)} / ${s.heapTotalMb.toFixed(1)}`,
+        s.externalMb.toFixed(1),
         s.browsersPssMb.toFixed(1),
         s.fds,
         s.chromium,
@@ -415,13 +450,22 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
     out.tables.push({
       title: `Soak, ${label}: first third against last third (flat: within ${FLAT * 100} %)`,
       columns: ["what", "first third", "last third", "change", "flat"],
-      rows: flat.map((f) => [
-        f.what,
-        f.first.toFixed(1),
-        f.last.toFixed(1),
-        `${(f.change * 100).toFixed(1)} %`,
-        f.flat ? "yes" : "NO",
-      ]),
+      rows: [
+        ...flat.map((f) => [
+          f.what,
+          f.first.toFixed(1),
+          f.last.toFixed(1),
+          `${(f.change * 100).toFixed(1)} %`,
+          f.flat ? "yes" : "NO",
+        ]),
+        ...breakdown(result.samples).map((f) => [
+          f.what,
+          f.first.toFixed(1),
+          f.last.toFixed(1),
+          `${(f.change * 100).toFixed(1)} %`,
+          "(not a goal)",
+        ]),
+      ],
     });
     const byOp = OPS.map((op) => {
       const values = result.timings.filter((t) => t.op === op).map((t) => t.ms);

@@ -59,6 +59,17 @@ import {
 
 type State = "new" | "initializing" | "ready" | "closing" | "closed";
 
+/** How a Deckhand made by Deckhand.inContext keeps its own records. */
+export interface InContextOptions {
+  /**
+   * false: keep no history (`history` stays empty, and exportScript() has nothing to export), for
+   * a caller that records the operations itself, as the service does in its replay record: an
+   * instance that lives for hours otherwise holds a copy of every operation until it closes.
+   * Default true.
+   */
+  history?: boolean;
+}
+
 export class Deckhand {
   /** The validated options (aliases folded in). */
   readonly options: ResolvedOptions;
@@ -112,14 +123,17 @@ export class Deckhand {
   /**
    * A Deckhand that works in an existing browser context, for example one isolated context per
    * session in a browser shared by many (what the Deckhand service does). init() opens its first
-   * page there; close() disposes of the context and leaves the browser running.
+   * page there; close() disposes of the context and leaves the browser running. `instance.history:
+   * false` keeps no history (see InContextOptions).
    */
   static inContext(
     context: Context,
     options: Omit<DeckhandOptions, "env" | "localBrowserLaunchOptions">,
+    instance: InContextOptions = {},
   ): Deckhand {
     const dh = new Deckhand({ ...options, env: "LOCAL" });
     dh.driver = new LocalDriver(dh.options, dh.log, dh.metricsRecorder, context);
+    if (instance.history === false) dh.historyRecorder.stopKeeping();
     return dh;
   }
 

@@ -25,8 +25,22 @@ export class HistoryRecorder {
   private readonly entries: HistoryEntry[] = [];
   /** The same operations in the replay record's shape (secrets already masked by the caller). */
   private readonly rows: RecordedRow[] = [];
+  /**
+   * False: nothing is kept (Deckhand.inContext's `history: false`). An instance that lives for
+   * hours and whose caller keeps its own record (the service's replay) would otherwise hold a copy
+   * of every operation until it closes.
+   */
+  private keep = true;
+
+  /** Keeps nothing from now on (and lets go of what was kept). */
+  stopKeeping(): void {
+    this.keep = false;
+    this.entries.length = 0;
+    this.rows.length = 0;
+  }
 
   recordRow(row: RecordedRow): void {
+    if (!this.keep) return;
     this.rows.push(Object.freeze({ ...row, result: frozenCopy(row.result) as Record<string, unknown> }));
   }
 
@@ -41,6 +55,7 @@ export class HistoryRecorder {
     result: unknown,
     callLog?: readonly string[],
   ): void {
+    if (!this.keep) return;
     this.entries.push(
       Object.freeze({
         method,

@@ -70,7 +70,7 @@ export {
   type CacheEntry,
   FileActionCacheStore,
 } from "./cache/action-cache.ts";
-export { Deckhand, DeckhandAgent } from "./deckhand.ts";
+export { Deckhand, DeckhandAgent, type InContextOptions } from "./deckhand.ts";
 export * from "./errors.ts";
 export {
   type ExportScriptOptions,

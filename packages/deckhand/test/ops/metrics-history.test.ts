@@ -3,7 +3,7 @@
 // is a read-only record of every operation and navigation, in call order.
 
 import { match } from "@deckhand/testkit";
-import type { ActResult, Deckhand, DeckhandMetrics, HistoryEntry } from "deckhand";
+import { type ActResult, Deckhand, type DeckhandMetrics, type HistoryEntry } from "deckhand";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { anotherDeckhand, idOf, MODES, type OpsFixture, onAct, open, opsFixture, step } from "./helpers.ts";
 
@@ -221,5 +221,28 @@ describe.each(MODES)("%s", (mode) => {
       // A later look sees the same record.
       expect((await dh.history).at(-1)).toEqual(entry);
     });
+
+    // The service's instances: each lives as long as its session, and the replay record is its record.
+    it.runIf(mode === "LOCAL")(
+      "keeps none in an instance made with inContext(..., { history: false })",
+      async () => {
+        const context = await fx.dh.context.browser.newContext();
+        const quiet = Deckhand.inContext(context, { verbose: 0, disablePino: true }, { history: false });
+        await quiet.init();
+        try {
+          const page = await open(fx, "index.html", quiet);
+          await quiet.act({
+            selector: "#increment",
+            description: "Increment",
+            method: "click",
+            arguments: [],
+          });
+          expect(await page.evaluate("document.querySelector('#count').textContent")).toBe("1");
+          expect(await quiet.history).toEqual([]);
+        } finally {
+          await quiet.close();
+        }
+      },
+    );
   });
 });

@@ -81,6 +81,35 @@ export class LogRelay {
   }
 }
 
+/**
+ * A signal that aborts when any of `sources` does, until `unlink()`: then it no longer follows them,
+ * and nothing of it stays with them. Not AbortSignal.any: with a source that lives as long as the
+ * session (its lifetime signal), Node (24.9) keeps a record of every signal made from it until
+ * that source itself is collected, one per operation; the soak's sessions grew by one such record
+ * (and a weak reference and a finalization cell) per operation, for as long as they lived.
+ */
+export function linkedSignal(sources: readonly AbortSignal[]): { signal: AbortSignal; unlink: () => void } {
+  const controller = new AbortController();
+  const unlinks: (() => void)[] = [];
+  const unlink = () => {
+    for (const stop of unlinks.splice(0)) stop();
+  };
+  for (const source of sources) {
+    if (source.aborted) {
+      controller.abort(source.reason);
+      break;
+    }
+    const onAbort = () => {
+      unlink();
+      controller.abort(source.reason);
+    };
+    source.addEventListener("abort", onAbort, { once: true });
+    unlinks.push(() => source.removeEventListener("abort", onAbort));
+  }
+  if (controller.signal.aborted) unlink();
+  return { signal: controller.signal, unlink };
+}
+
 export class LiveSession {
   readonly id: string;
   readonly projectId: string;
@@ -170,9 +199,9 @@ export class LiveSession {
     callerSignal: AbortSignal,
     operation: (signal: AbortSignal, defer: (work: () => Promise<void>) => void) => Promise<T>,
   ): Promise<T> {
-    const signal = AbortSignal.any([callerSignal, this.lifetime.signal]);
+    const { signal, unlink } = linkedSignal([callerSignal, this.lifetime.signal]);
     this.requested();
-    return this.queue.run(async (defer) => {
+    const result = this.queue.run(async (defer) => {
       this.busy++;
       this.disarmIdleTimer();
       try {
@@ -182,6 +211,8 @@ export class LiveSession {
         this.armIdleTimer();
       }
     }, signal);
+    void result.then(unlink, unlink);
+    return result;
   }
 
   /**

@@ -65,6 +65,13 @@ interface Spare {
 }
 
 /**
+ * A session's Deckhand keeps no history of its own: the replay record (the store) is the session's
+ * record, and nothing reads the instance's; kept, it would grow by a copy of every operation for
+ * as long as the session lives (the soak's sessions: hours of operations).
+ */
+const KEEP = { history: false } as const;
+
+/**
  * Prefix of the directory each session gets for its downloads (removed when it ends). The session's
  * id follows it, so that the directory of a session whose node was killed can be found and removed
  * once the session is known to have ended (sweepSessionDirs).
@@ -453,7 +460,7 @@ export class SessionManager {
         });
         // The caller's browser and its pages stay as they are when the session ends (keepAlive);
         // the service only lets go of its connection.
-        dh = Deckhand.inContext(ownBrowser.defaultContext(), { ...plan.deckhand, keepAlive: true });
+        dh = Deckhand.inContext(ownBrowser.defaultContext(), { ...plan.deckhand, keepAlive: true }, KEEP);
         try {
           await dh.init();
         } catch (error) {
@@ -485,7 +492,7 @@ export class SessionManager {
         try {
           const context =
             (await this.takeSpare(lease.browser, settings)) ?? (await lease.browser.newContext(plan.context));
-          dh = Deckhand.inContext(context, plan.deckhand);
+          dh = Deckhand.inContext(context, plan.deckhand, KEEP);
           // Downloads land in the session's own directory (not the service user's ~/Downloads).
           // Set while init() runs, not before it: nothing can download before the session answers,
           // and a round trip to a busy browser is not waited for twice.
