@@ -6,6 +6,7 @@
 import { getEventListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { linkedSignal } from "../src/sessions/live-session.ts";
 import { type Fixtures, type LiveService, ok, startFixtures, startLiveService } from "./live-helpers.ts";
@@ -64,6 +65,26 @@ describe("a long-lived session's memory", () => {
     // session's lifetime signal until the session was collected: 3.5 MB here.
     expect(grown).toBeLessThan(1024 * 1024);
     await ok(await svc.op(id, "end"));
+  });
+});
+
+describe("an ended session", () => {
+  it("arms no disconnect timer when it closes its CDP clients' sockets", async () => {
+    const id = await svc.start();
+    const socket = new WebSocket(`${svc.url.replace(/^http/, "ws")}/v1/sessions/${id}/cdp`, {
+      headers: { "x-platform-api-key": svc.key.key },
+    });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve());
+      socket.once("error", reject);
+    });
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    const session = svc.service.sessions.get(id)!;
+    await ok(await svc.op(id, "end"));
+    await closed;
+    // Ending closed the client's socket. Had that counted as the client going away, the
+    // disconnect timer would hold the session (its Deckhand and context) for the grace (30 s).
+    expect((session as unknown as { detachTimer?: unknown }).detachTimer).toBeUndefined();
   });
 });
 

@@ -150,6 +150,12 @@ export class LiveSession {
   private busy = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
+  /**
+   * Set as end() begins, before its close handlers run: `ending` is assigned only once they ran,
+   * and a proxy connection they close must not arm the disconnect timer (which would keep the
+   * ended session, its Deckhand and its context, in memory for the grace).
+   */
+  private endStarted = false;
 
   constructor(init: LiveSessionInit) {
     this.id = init.id;
@@ -183,7 +189,7 @@ export class LiveSession {
   }
 
   get ended(): boolean {
-    return this.ending !== undefined;
+    return this.endStarted;
   }
 
   /** Operations queued or running. */
@@ -341,6 +347,7 @@ export class LiveSession {
    * gives the browser place back. Idempotent.
    */
   end(reason: string): Promise<void> {
+    this.endStarted = true;
     this.ending ??= (async () => {
       this.disarmIdleTimer();
       this.disarmDetachTimer();
