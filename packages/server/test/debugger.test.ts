@@ -15,6 +15,7 @@ import {
   type Fixtures,
   type LiveService,
   ok,
+  STALL_MS,
   startFixtures,
   startLiveService,
 } from "./live-helpers.ts";
@@ -50,7 +51,7 @@ async function inspected(page: import("playwright-core").Page): Promise<{ url: s
     const sdk = await import(location.origin + "/devtools-frontend/core/sdk/sdk.js");
     const manager = sdk.TargetManager.TargetManager.instance();
     let target = manager.primaryPageTarget();
-    for (let i = 0; !target && i < 100; i++) {
+    for (const until = Date.now() + ${STALL_MS}; !target && Date.now() < until; ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       target = manager.primaryPageTarget();
     }
@@ -60,51 +61,58 @@ async function inspected(page: import("playwright-core").Page): Promise<{ url: s
 }
 
 describe("debugUrl", () => {
-  it("opens Chromium's DevTools on the session's active page, through the service", async () => {
-    const a = await ok<Started>(await svc.call("/v1/sessions/start", { json: {} }));
-    const b = await ok<Started>(await svc.call("/v1/sessions/start", { json: {} }));
-    await ok(await svc.op(a.sessionId, "navigate", { url: fx.site.url("form.html") }));
-    await ok(await svc.op(b.sessionId, "navigate", { url: fx.site.url("index.html") }));
-    const titleOf = (id: string) => svc.service.sessions.get(id)!.dh.context.activePage()!.title();
+  it(
+    "opens Chromium's DevTools on the session's active page, through the service",
+    async () => {
+      const a = await ok<Started>(await svc.call("/v1/sessions/start", { json: {} }));
+      const b = await ok<Started>(await svc.call("/v1/sessions/start", { json: {} }));
+      await ok(await svc.op(a.sessionId, "navigate", { url: fx.site.url("form.html") }));
+      await ok(await svc.op(b.sessionId, "navigate", { url: fx.site.url("index.html") }));
+      const titleOf = (id: string) => svc.service.sessions.get(id)!.dh.context.activePage()!.title();
 
-    const context = await viewer.newContext();
-    const page = await context.newPage();
-    const requests: string[] = [];
-    page.on("request", (request) => requests.push(request.url()));
-    await page.goto(a.debugUrl);
-    expect(new URL(page.url()).pathname).toBe("/devtools-frontend/inspector.html");
-    expect(await inspected(page)).toEqual({
-      url: fx.site.url("form.html"),
-      title: await titleOf(a.sessionId),
-    });
-    // Everything the front end loaded came from the service.
-    expect(requests.length).toBeGreaterThan(5);
-    for (const url of requests) expect(url.startsWith(`${svc.url}/`) || url.startsWith("data:")).toBe(true);
-    await context.close();
+      const context = await viewer.newContext();
+      const page = await context.newPage();
+      const requests: string[] = [];
+      page.on("request", (request) => requests.push(request.url()));
+      // The front end is a few hundred modules, served by the in-process service: on a loaded machine
+      // its load took longer than Playwright's default 30 s (CI, load 20-46). A stall bound instead.
+      await page.goto(a.debugUrl, { timeout: STALL_MS });
+      expect(new URL(page.url()).pathname).toBe("/devtools-frontend/inspector.html");
+      expect(await inspected(page)).toEqual({
+        url: fx.site.url("form.html"),
+        title: await titleOf(a.sessionId),
+      });
+      // Everything the front end loaded came from the service.
+      expect(requests.length).toBeGreaterThan(5);
+      for (const url of requests) expect(url.startsWith(`${svc.url}/`) || url.startsWith("data:")).toBe(true);
+      await context.close();
 
-    // The front end's files and nothing else of its browser: no way up to its DevTools endpoints.
-    for (const attempt of [
-      "/devtools-frontend/%2e%2e/json/version",
-      "/devtools-frontend/..%2Fjson%2Fversion",
-      "/devtools-frontend/./../json/list",
-      "/devtools-frontend//json/version",
-    ]) {
-      const response = await fetch(`${svc.url}${attempt}`);
-      const text = await response.text();
-      expect(response.status, attempt).toBe(404);
-      expect(text).not.toContain("webSocketDebuggerUrl");
-    }
+      // The front end's files and nothing else of its browser: no way up to its DevTools endpoints.
+      for (const attempt of [
+        "/devtools-frontend/%2e%2e/json/version",
+        "/devtools-frontend/..%2Fjson%2Fversion",
+        "/devtools-frontend/./../json/list",
+        "/devtools-frontend//json/version",
+      ]) {
+        const response = await fetch(`${svc.url}${attempt}`);
+        const text = await response.text();
+        expect(response.status, attempt).toBe(404);
+        expect(text).not.toContain("webSocketDebuggerUrl");
+      }
 
-    const other = await viewer.newContext();
-    const second = await other.newPage();
-    await second.goto(b.debugUrl);
-    expect(await inspected(second)).toEqual({
-      url: fx.site.url("index.html"),
-      title: await titleOf(b.sessionId),
-    });
-    await other.close();
-    for (const s of [a, b]) await svc.op(s.sessionId, "end");
-  });
+      const other = await viewer.newContext();
+      const second = await other.newPage();
+      await second.goto(b.debugUrl, { timeout: STALL_MS });
+      expect(await inspected(second)).toEqual({
+        url: fx.site.url("index.html"),
+        title: await titleOf(b.sessionId),
+      });
+      await other.close();
+      for (const s of [a, b]) await svc.op(s.sessionId, "end");
+      // Two front ends loaded, each up to a stall.
+    },
+    3 * STALL_MS,
+  );
 
   it("a foreign or tampered debug token is a 404; a page link's token opens no debugger", async () => {
     const a = await ok<Started>(await svc.call("/v1/sessions/start", { json: {} }));
