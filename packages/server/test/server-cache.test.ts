@@ -5,6 +5,7 @@ import type { ServerResponse } from "node:http";
 import { match } from "@deckhand/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  eventually,
   type Fixtures,
   idOf,
   type LiveService,
@@ -304,7 +305,9 @@ describe("act", () => {
       expect(changed.headers.get("x-platform-cache-status")).toBe("MISS");
       expect((await ok<{ result: { success: boolean } }>(changed)).result.success).toBe(true);
       expect(fx.model.callCount).toBe(2);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Each act clicked once; the page reports its click with a request of its own, which may
+      // arrive after the act's answer: wait for the three, then check which buttons they were.
+      await eventually(() => clicks.length >= 3, 5000, "the page's three click reports");
       expect(clicks).toEqual(["add", "add", "add"]);
     } finally {
       unroute();

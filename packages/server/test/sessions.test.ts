@@ -203,17 +203,44 @@ describe("SessionEnd", () => {
   });
 
   it("ends a session after its idle timeout (sessionCreateParams.timeout, seconds)", async () => {
-    const id = await svc.start({ sessionCreateParams: { timeout: 1 } });
-    const { cdp } = svc.service.sessions.get(id)!;
-    // Activity keeps it alive: an operation just before the timeout starts it again.
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    expect(svc.service.sessions.get(id)).toBeDefined();
-    await eventually(async () => (await svc.store.getSession(id))?.status === "ended", 5000, "the idle end");
-    expect(svc.service.sessions.get(id)).toBeUndefined();
-    expect(await browserContextsOf(cdp)).not.toContain(cdp.contextId);
-    expect((await svc.op(id, "extract", {})).status).toBe(410);
+    // A page that answers when the test lets it: a navigation to it is an operation that lasts as
+    // long as the test chooses, longer than the idle timeout, whatever the machine's load.
+    let arrived!: () => void;
+    const requested = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const unroute = fx.site.route("/held-by-idle-test.html", async (_req, res) => {
+      arrived();
+      await released;
+      res.writeHead(200, { "content-type": "text/html" }).end("<title>Held</title><p>held</p>");
+    });
+    try {
+      const id = await svc.start({ sessionCreateParams: { timeout: 2 } });
+      const { cdp } = svc.service.sessions.get(id)!;
+      // Activity keeps it alive: an operation running past the timeout is not cut, and the timeout
+      // starts again when it ends (the only race left: the operation must arrive within 2 s of the
+      // start's answer, one request on loopback).
+      const navigating = svc.op(id, "navigate", { url: fx.site.url("held-by-idle-test.html") });
+      await requested;
+      // At least the timeout and a half (a busy machine makes it longer, which changes nothing).
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      release();
+      await ok(await navigating);
+      expect(svc.service.sessions.get(id)).toBeDefined();
+      expect((await svc.store.getSession(id))?.status).toBe("active");
+      // Then, with nothing to do, it ends by itself.
+      await eventually(
+        async () => (await svc.store.getSession(id))?.status === "ended",
+        5000,
+        "the idle end",
+      );
+      expect(svc.service.sessions.get(id)).toBeUndefined();
+      expect(await browserContextsOf(cdp)).not.toContain(cdp.contextId);
+      expect((await svc.op(id, "extract", {})).status).toBe(410);
+    } finally {
+      release();
+      unroute();
+    }
   });
 });
 
@@ -270,6 +297,8 @@ describe("a session's operations", () => {
     await ok(await svc.op(id, "navigate", { url: fx.site.url("index.html") }));
     const model = scriptedModelConfig(fx.model);
     const seen: string[] = [];
+    let firstAsked!: () => void;
+    const firstRunning = new Promise<void>((resolve) => (firstAsked = resolve));
     const answer = (request: { text: string }) => ({
       elementId: idOf(request.text, /button: Increment/),
       method: "click",
@@ -281,6 +310,7 @@ describe("a session's operations", () => {
       match.all(match.schemaName("act"), match.lastUser("first click")),
       (request) => {
         seen.push("first");
+        firstAsked();
         return answer(request);
       },
       { latencyMs: 600 },
@@ -295,7 +325,8 @@ describe("a session's operations", () => {
       { input: "first click", options: { model } },
       { headers: WITH_MODEL_KEY },
     );
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The second is sent once the first is running (its model answer takes 600 ms more).
+    await firstRunning;
     const second = svc.op(
       id,
       "act",
@@ -356,6 +387,15 @@ describe("a client that goes away (keepAlive)", () => {
     });
   const status = async (id: string) => (await short.store.getSession(id))?.status;
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  // The service learns of a client's leaving from its socket's close, a moment after the client let
+  // go (on a busy machine, more than a moment). What the tests do next (a request within the grace,
+  // or a wait past it) means something only once it has: a fixed wait could end before that.
+  const left = (id: string) =>
+    eventually(
+      () => short.service.sessions.get(id)?.cdpClients === 0,
+      5000,
+      "the service to see the client go",
+    );
 
   it("without keepAlive: the session ends once its last CDP client left and no request came", async () => {
     const id = await short.start();
@@ -363,6 +403,11 @@ describe("a client that goes away (keepAlive)", () => {
     const [first, second] = await Promise.all([connect(id), connect(id)]);
     first.disconnect();
     // Another client is still connected: nothing ends.
+    await eventually(
+      () => short.service.sessions.get(id)?.cdpClients === 1,
+      5000,
+      "the service to see one go",
+    );
     await wait(GRACE_MS * 1.5);
     expect(await status(id)).toBe("active");
     second.disconnect();
@@ -376,14 +421,14 @@ describe("a client that goes away (keepAlive)", () => {
   it("without keepAlive: a request within the grace, or a client that comes back, keeps it", async () => {
     const id = await short.start();
     (await connect(id)).disconnect();
-    await wait(100);
+    await left(id);
     await ok(await short.op(id, "navigate", { url: fx.site.url("index.html") }));
     await wait(GRACE_MS * 1.5);
     expect(await status(id)).toBe("active");
 
     const again = await connect(id);
     again.disconnect();
-    await wait(100);
+    await left(id);
     const back = await connect(id);
     await wait(GRACE_MS * 1.5);
     expect(await status(id)).toBe("active");
@@ -394,6 +439,7 @@ describe("a client that goes away (keepAlive)", () => {
   it("with keepAlive: the session waits for its client to resume it", async () => {
     const id = await short.start({ sessionCreateParams: { keepAlive: true } });
     (await connect(id)).disconnect();
+    await left(id);
     await wait(GRACE_MS * 1.5);
     expect(await status(id)).toBe("active");
     const resumed = await short.call("/v1/sessions/start", { json: { sessionId: id } });
@@ -409,6 +455,7 @@ describe("a client that goes away (keepAlive)", () => {
     });
     expect(resumed.status).toBe(200);
     (await connect(id)).disconnect();
+    await left(id);
     await wait(GRACE_MS * 1.5);
     expect(await status(id)).toBe("active");
     await ok(await short.op(id, "end"));

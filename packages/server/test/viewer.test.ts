@@ -494,7 +494,11 @@ describe("what the page shows is never run", () => {
     expect(title).toContain("<script>");
 
     const { page } = await openInBrowser(session.sessionUrl);
-    await page.waitForTimeout(300);
+    // The page has no script of its own: an injected one has run by DOMContentLoaded, an image's
+    // onerror once every image but the live view (a stream that never completes) is complete.
+    await page.waitForFunction(() =>
+      [...document.images].filter((image) => image.id !== "live-view").every((image) => image.complete),
+    );
     expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
     expect(await page.locator("script").count()).toBe(0);
     expect(await page.locator("main img:not(figure img):not(#live-view)").count()).toBe(0);

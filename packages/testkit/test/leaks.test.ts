@@ -24,7 +24,11 @@ it("finds a running Chromium by its profile, and nothing once it is killed", asy
   chrome = await launchTestChrome(server.url("index.html"));
   // The page's renderer starts a moment after DevTools is up.
   let running = liveChromeProcesses(chrome.userDataDir);
-  for (let i = 0; i < 100 && !running.some((p) => p.args.includes("--type=renderer")); i++) {
+  // (As long as it takes on a busy machine; a minute is a stall.)
+  for (
+    const until = Date.now() + 60_000;
+    !running.some((p) => p.args.includes("--type=renderer")) && Date.now() < until;
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     running = liveChromeProcesses(chrome.userDataDir);
   }

@@ -51,7 +51,8 @@ it("puts the frames of the second and third site in their own iframe targets", a
   chrome = await launchTestChrome(pageUrl, ["--site-per-process"]);
 
   let targets: TargetInfo[] = [];
-  const deadline = Date.now() + 15_000;
+  // Ends as soon as both frames are there; only a stall reaches the minute.
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     targets = await getTargets(chrome.wsEndpoint);
     if (targets.filter((t) => t.type === "iframe").length >= 2) break;

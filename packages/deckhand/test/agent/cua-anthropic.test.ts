@@ -25,7 +25,8 @@ beforeEach(async () => {
 });
 
 async function eventuallyFrame<T>(find: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 100; i++) {
+  // A minute: only a stall takes that long (a busy machine can take seconds to attach a frame).
+  for (const until = Date.now() + 60_000; Date.now() < until; ) {
     const found = find();
     if (found) return found;
     await new Promise((r) => setTimeout(r, 50));

@@ -65,7 +65,6 @@ async function frameAt(page: Page, url: string): Promise<Frame> {
   const frame = await eventually(
     async () => page.frames().find((f) => f.url === url),
     (f) => f?.hasDocument === true,
-    5_000,
   );
   if (!frame) throw new Error(`no frame at ${url}; frames: ${page.frames().map((f) => f.url)}`);
   return frame;
@@ -212,7 +211,6 @@ describe("cross-site frames", () => {
     const host = await eventually(
       () => where.textContent().catch(() => null),
       (text) => text === new URL(fx.site.thirdOrigin).host,
-      5_000,
     );
     expect(host).toBe(new URL(fx.site.thirdOrigin).host);
     await page.deepLocator("iframe#pay >> #child-button").click();

@@ -61,11 +61,15 @@ export function textOf(page: Page, selector: string): Promise<string | null> {
   return page.evaluate((s: string) => document.querySelector(s)?.textContent ?? null, selector);
 }
 
-/** Polls `read` until it returns something `accept`s (or the time is up), and returns the last value. */
+/**
+ * Polls `read` until it returns something `accept`s (or the time is up), and returns the last value.
+ * The default limit is one only a stall reaches: waiting ends as soon as the value is accepted, so a
+ * longer limit costs a passing test nothing, and a busy machine can take seconds for a frame to load.
+ */
 export async function eventually<T>(
   read: () => Promise<T>,
   accept: (value: T) => boolean,
-  timeoutMs = 3_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -69,8 +69,19 @@ describe("covered elements", () => {
 
   it("are clicked when the cover goes away before the timeout", async () => {
     const page = await show("overlay.html");
-    await page.evaluate(() => setTimeout(() => document.getElementById("cookie-banner")!.remove(), 200));
-    await page.locator("#behind-banner").click({ timeout: 3_000 });
+    // The banner goes once the click has measured the button (and so met the banner) the first
+    // time: tied to the click's own steps, not to a page timer, which a busy machine can delay past
+    // the second after which a still banner is reported. The timeout bounds a stall only.
+    await page.evaluate(() => {
+      const el = document.getElementById("behind-banner")!;
+      const measure = el.getClientRects;
+      el.getClientRects = function (this: Element) {
+        el.getClientRects = measure;
+        setTimeout(() => document.getElementById("cookie-banner")!.remove(), 0);
+        return measure.call(this);
+      };
+    });
+    await page.locator("#behind-banner").click({ timeout: 30_000 });
     expect(await logLines(page)).toEqual(["behind-banner clicked"]);
   });
 
@@ -111,7 +122,8 @@ describe("hidden elements", () => {
         document.getElementById("display-none")!.style.display = "inline-block";
       }, 150),
     );
-    await page.locator("#display-none").click({ timeout: 3_000 });
+    // Only a stall reaches the timeout (a busy machine can run the page's timer late).
+    await page.locator("#display-none").click({ timeout: 30_000 });
     expect(await logLines(page)).toEqual(["display-none clicked"]);
   });
 });
@@ -141,7 +153,8 @@ describe("detached elements", () => {
         return measure.call(this);
       };
     });
-    const error = await clickError(page, "#covered", 600);
+    // The timeout bounds a stall only: the retry that finds the element gone must come before it.
+    const error = await clickError(page, "#covered", 30_000);
     expect(error).toMatchObject({ name: "ServiceClickError", selector: "#covered" });
     expect(error.message).toContain("detached");
     expect(error.message).toContain('covered by another element: <div id="overlay">');

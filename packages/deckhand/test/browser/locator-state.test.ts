@@ -153,7 +153,8 @@ describe("boundingBox()", () => {
 describe("waitFor()", () => {
   it("waits until the element is visible (the default)", async () => {
     const page = await openPage(fx, "dynamic.html");
-    await page.locator("#late-content").waitFor({ timeout: 3_000 });
+    // The page renders it 200 ms after loading (later on a busy machine): the timeout bounds a stall.
+    await page.locator("#late-content").waitFor({ timeout: 30_000 });
     expect(await page.locator("#late-content").textContent()).toBe("Late content");
   });
 
@@ -179,7 +180,7 @@ describe("waitFor()", () => {
     await page.locator("#color-button").click();
     expect(await page.locator("#color-list").isVisible()).toBe(true);
     await page.evaluate(() => setTimeout(() => document.getElementById("color-red")!.click(), 100));
-    await page.locator("#color-list").waitFor({ state: "hidden", timeout: 3_000 });
+    await page.locator("#color-list").waitFor({ state: "hidden", timeout: 30_000 });
     expect(await page.locator("#color-list").isVisible()).toBe(false);
   });
 
@@ -190,7 +191,7 @@ describe("waitFor()", () => {
   it('waits for "detached" until the element is removed', async () => {
     const page = await openPage(fx, "index.html");
     await page.evaluate(() => setTimeout(() => document.getElementById("increment")!.remove(), 100));
-    await page.locator("#increment").waitFor({ state: "detached", timeout: 3_000 });
+    await page.locator("#increment").waitFor({ state: "detached", timeout: 30_000 });
     expect(await page.locator("#increment").count()).toBe(0);
   });
 

@@ -36,9 +36,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Polls `read` until it gives a non-empty list (or 10 s pass). */
+/** Polls `read` until it gives a non-empty list (or a minute passes: only a stall takes that long). */
 async function eventually<T>(read: () => Promise<T[]>): Promise<T[]> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const value = await read();
     if (value.length > 0 || Date.now() > deadline) return value;

@@ -39,7 +39,6 @@ describe.each(MODES)("%s", (mode) => {
     return eventually(
       async () => (await page.deepLocator(selector).textContent({ timeout: 3_000 })) ?? "",
       (t) => t !== "",
-      3_000,
     );
   }
 

@@ -226,11 +226,14 @@ export function textOf(page: Page, selector: string): Promise<string> {
   return page.evaluate((s: string) => document.querySelector(s)?.textContent ?? "", selector);
 }
 
-/** Polls `read` until `accept` takes its value or time is up; returns the last value. */
+/**
+ * Polls `read` until `accept` takes its value or time is up; returns the last value. The default
+ * limit is one only a stall reaches (waiting ends as soon as the value is accepted).
+ */
 export async function eventually<T>(
   read: () => Promise<T>,
   accept: (value: T) => boolean,
-  timeoutMs = 3_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

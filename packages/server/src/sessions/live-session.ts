@@ -263,6 +263,11 @@ export class LiveSession {
     return this.debuggerCount;
   }
 
+  /** The session's own CDP clients (the /cdp proxy) connected now, as the session has counted them. */
+  get cdpClients(): number {
+    return this.clients;
+  }
+
   private armDetachTimer(): void {
     this.disarmDetachTimer();
     this.detachTimer = setTimeout(() => {

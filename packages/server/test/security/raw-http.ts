@@ -9,8 +9,11 @@ export interface RawResponse {
   body: string;
 }
 
-/** Sends `request` as it is and reads the first response (the connection is closed after it). */
-export function rawRequest(baseUrl: string, request: string, timeoutMs = 10_000): Promise<RawResponse> {
+/**
+ * Sends `request` as it is and reads the first response (the connection is closed after it). The
+ * limit is one only a stall reaches: the answer ends the wait, however soon it comes.
+ */
+export function rawRequest(baseUrl: string, request: string, timeoutMs = 60_000): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => socket.write(request));

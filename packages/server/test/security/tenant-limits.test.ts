@@ -80,10 +80,12 @@ describe("a session's tab limit (--max-tabs-per-session)", () => {
     const client = await rawCdpClient(svc, id, svc.key.key);
     try {
       const session = await client.attach(opener);
-      let most = 0;
-      const count = setInterval(() => {
-        most = Math.max(most, live.dh.context.pages().length);
-      }, 5);
+      // The tabs that opened beyond the limit (the service's own handler, registered first, has
+      // already started closing each of them when this one sees it).
+      const extras: { isClosed(): boolean }[] = [];
+      const stopWatching = live.dh.context.onPage((tab) => {
+        if (live.dh.context.pages().length > MAX_TABS) extras.push(tab);
+      });
       await client.call(
         "Runtime.evaluate",
         { expression: "for (let i = 0; i < 20; i++) window.open('index.html?' + i)", userGesture: true },
@@ -105,14 +107,17 @@ describe("a session's tab limit (--max-tabs-per-session)", () => {
       }
       await eventually(() => live.dh.context.pages().length <= MAX_TABS, 10_000, "the extra tabs to close");
       await new Promise((resolve) => setTimeout(resolve, 500));
-      clearInterval(count);
+      stopWatching();
       expect(live.dh.context.pages().length).toBeLessThanOrEqual(MAX_TABS);
       const targets = (await live.cdp.browser.connection.root.send("Target.getTargets")).targetInfos.filter(
         (t) => t.type === "page" && t.browserContextId === live.cdp.contextId,
       );
       expect(targets.length).toBeLessThanOrEqual(MAX_TABS);
-      // An extra tab lives only as long as it takes to notice it.
-      expect(most).toBeLessThanOrEqual(MAX_TABS + 1);
+      // Tabs did open beyond the limit, and every one of them was closed again. How many were open
+      // at one moment is no measure: twenty window.open calls at once can all attach before the
+      // first close is answered, the more so on a busy machine.
+      expect(extras.length).toBeGreaterThan(0);
+      expect(extras.filter((tab) => !tab.isClosed())).toEqual([]);
     } finally {
       client.close();
     }

@@ -63,7 +63,8 @@ export async function launchTestChrome(url: string, extraArgs: string[] = []): P
   try {
     const wsEndpoint = await new Promise<string>((resolve, reject) => {
       let stderr = "";
-      const timer = setTimeout(() => reject(new Error(`Chromium did not start:\n${stderr}`)), 20_000);
+      // A stall bound, not a measure of start-up (a loaded machine takes seconds).
+      const timer = setTimeout(() => reject(new Error(`Chromium did not start:\n${stderr}`)), 60_000);
       const onData = (chunk: Buffer) => {
         stderr += chunk.toString();
         const match = /DevTools listening on (ws:\/\/\S+)/.exec(stderr);
