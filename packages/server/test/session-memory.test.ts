@@ -6,8 +6,8 @@
 import { getEventListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { linkedSignal } from "../src/sessions/live-session.ts";
 import { type Fixtures, type LiveService, ok, startFixtures, startLiveService } from "./live-helpers.ts";
 
