@@ -64,6 +64,9 @@ export async function startServiceProcess(options: ServiceProcessOptions = {}): 
     [
       "--conditions=deckhand-source",
       "--no-warnings",
+      // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": a profile of the service alone (NODE_OPTIONS
+      // may not carry --cpu-prof, and would profile the bench as well).
+      ...(process.env.DECKHAND_BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
       SERVER_CLI,
       "--host=127.0.0.1",
       "--port=0",

@@ -31,7 +31,10 @@ export {
 } from "./browser/cdp/scan.ts";
 export {
   type CdpTransport,
+  type CdpTransportMessage,
   DRAINED_BACKLOG,
+  joinMessage,
+  messageHead,
   PipeTransport,
   WebSocketTransport,
   type WebSocketTransportOptions,

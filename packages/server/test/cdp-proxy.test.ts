@@ -80,6 +80,23 @@ describe("Browser.connect through the CDP proxy", () => {
     }
   });
 
+  it("passes a large answer on whole and exact, characters of several bytes included", async () => {
+    // The browser's pipe is read 64 KiB at a time: an answer of megabytes goes on in the chunks it
+    // was read in, and a character's bytes may be split between two of them.
+    const browser = await connect(mine);
+    try {
+      const page = browser.defaultContext().pages()[0]!;
+      const unit = 'é€😀x\\"';
+      const sent = await page.evaluate((u: string) => u.repeat(300_000), unit);
+      expect(sent.length).toBe(unit.length * 300_000);
+      expect(sent).toBe(unit.repeat(300_000));
+      // The connection goes on: a small call after it is answered.
+      expect(await page.evaluate(() => 1 + 1)).toBe(2);
+    } finally {
+      browser.disconnect();
+    }
+  });
+
   it("opens new tabs in the session's context, where the session's operations find them", async () => {
     const browser = await connect(mine);
     try {

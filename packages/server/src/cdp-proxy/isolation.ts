@@ -24,6 +24,9 @@ import {
   type CdpChannelListener,
   type CdpMessageHead,
   type CdpMessageSource,
+  type CdpTransportMessage,
+  joinMessage,
+  messageHead,
   rewriteMessage,
   scanCdpMessage,
 } from "deckhand";
@@ -355,7 +358,7 @@ export class CdpIsolation implements SessionScope {
 
   // ---------- browser -> client ----------
 
-  private fromBrowserAnswer(upstreamId: number, text: CdpMessageSource): void {
+  private fromBrowserAnswer(upstreamId: number, answer: CdpTransportMessage): void {
     const call = this.pending.get(upstreamId);
     if (!call) return;
     this.pending.delete(upstreamId);
@@ -366,19 +369,20 @@ export class CdpIsolation implements SessionScope {
     if (this.closed) return;
     // Most traffic is answers to the client's page commands (screenshots among them): pass those on
     // with their id swapped (and the root session's id taken out), without parsing, and when they
-    // came as bytes, as a new head and a slice of those bytes.
+    // came as bytes, as a new head and slices of those bytes (of the chunks they were read in).
     if (call.kind === "client" && !INSPECTED_RESPONSES.has(call.method)) {
       this.onProgress?.();
       const prefix = `{"id":${upstreamId},`;
-      if (call.sessionId !== undefined && startsWith(text, prefix)) {
+      if (call.sessionId !== undefined && startsWith(answer, prefix)) {
         const head = `{"id":${call.clientId},`;
         this.options.toClient(
-          typeof text === "string"
-            ? head + text.slice(prefix.length)
-            : [Buffer.from(head), text.subarray(prefix.length)],
+          typeof answer === "string"
+            ? head + answer.slice(prefix.length)
+            : [Buffer.from(head), ...withoutHead(answer, prefix.length)],
         );
         return;
       }
+      const text = joinMessage(answer);
       try {
         const head = scanCdpMessage(text);
         this.options.toClient(
@@ -393,6 +397,7 @@ export class CdpIsolation implements SessionScope {
       return;
     }
     if (call.kind === "client") this.onProgress?.();
+    const text = joinMessage(answer);
     let message: Message;
     try {
       message = JSON.parse(typeof text === "string" ? text : text.toString()) as Message;
@@ -547,9 +552,25 @@ export class CdpIsolation implements SessionScope {
   }
 }
 
-/** Whether the message starts with `prefix` (ASCII), without decoding the rest of it. */
-function startsWith(text: CdpMessageSource, prefix: string): boolean {
-  return typeof text === "string"
-    ? text.startsWith(prefix)
-    : text.length >= prefix.length && text.toString("latin1", 0, prefix.length) === prefix;
+/** Whether the message starts with `prefix` (ASCII), without decoding (or joining) the rest of it. */
+function startsWith(message: CdpTransportMessage, prefix: string): boolean {
+  return typeof message === "string"
+    ? message.startsWith(prefix)
+    : messageHead(message, prefix.length) === prefix;
+}
+
+/** The message's bytes after its first `length`, as slices (a message in chunks stays in chunks). */
+function withoutHead(message: Buffer | readonly Buffer[], length: number): Buffer[] {
+  const pieces = Buffer.isBuffer(message) ? [message] : message;
+  const rest: Buffer[] = [];
+  let skip = length;
+  for (const piece of pieces) {
+    if (skip >= piece.length) {
+      skip -= piece.length;
+      continue;
+    }
+    rest.push(skip > 0 ? piece.subarray(skip) : piece);
+    skip = 0;
+  }
+  return rest;
 }

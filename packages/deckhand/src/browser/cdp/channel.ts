@@ -4,12 +4,15 @@
 // launched without a debugging port has one connection only, its pipe; a channel per proxy client
 // lets every client share it without seeing Deckhand's own sessions or each other's.
 
+import type { CdpTransportMessage } from "./transport.ts";
+
 export interface CdpChannelListener {
   /**
    * The browser's answer to `send()`'s command `id`, as it wrote it: its text, or its UTF-8 bytes
-   * when the transport gives bytes (a browser's pipe), not decoded, to be passed on as they are.
+   * when the transport gives bytes (a browser's pipe), not decoded, to be passed on as they are; a
+   * large answer as the chunks it was read in (CdpTransportMessage; joinMessage() joins them).
    */
-  answer(id: number, message: string | Buffer): void;
+  answer(id: number, message: CdpTransportMessage): void;
   /**
    * An event of a session this channel claimed, or the `Target.detachedFromTarget` of one (which
    * the browser may send on another session).

@@ -14,7 +14,13 @@ import {
   LazyChannelEvent,
 } from "./channel.ts";
 import { type CdpMessageHead, scanCdpMessage } from "./scan.ts";
-import { type CdpTransport, WebSocketTransport } from "./transport.ts";
+import {
+  type CdpTransport,
+  type CdpTransportMessage,
+  joinMessage,
+  messageHead,
+  WebSocketTransport,
+} from "./transport.ts";
 
 /** The start of an answer as Chrome writes it (read from a message's first 32 bytes at most). */
 const ANSWER_HEAD = /^\{"id":(\d+),/;
@@ -192,19 +198,21 @@ export class CdpConnection extends EventEmitter implements ChannelHost {
     this.transport.close();
   }
 
-  private onMessage(data: string | Buffer): void {
+  private onMessage(received: CdpTransportMessage): void {
     // Answers to a channel go on as the browser wrote them, unparsed and, when they came as bytes,
-    // undecoded: they include screenshots of tens of megabytes. Chrome writes the id first.
-    const head = ANSWER_HEAD.exec(typeof data === "string" ? data : data.toString("latin1", 0, 32));
+    // undecoded (and unjoined, when they came in chunks): they include screenshots of tens of
+    // megabytes. Chrome writes the id first.
+    const head = ANSWER_HEAD.exec(typeof received === "string" ? received : messageHead(received, 32));
     if (head) {
       const id = Number(head[1]);
       const channel = this.channelCalls.get(id);
       if (channel) {
         this.channelCalls.delete(id);
-        channel.listener.answer(id, data);
+        channel.listener.answer(id, received);
         return;
       }
     }
+    const data = joinMessage(received);
     const text = typeof data === "string" ? data : data.toString("utf8");
     // Events of a channel's sessions go on unparsed too (their params are parsed if asked for).
     if (!head && this.channelSessions.size > 0) {

@@ -18,9 +18,11 @@ export interface CdpTransport {
   sendBytes?(pieces: readonly Buffer[], done?: (error?: Error) => void): void;
   /**
    * Receives every message from now on (those that arrived before are delivered first): its text,
-   * or its UTF-8 bytes as read (a browser's pipe), so that a relay can pass it on undecoded.
+   * or its UTF-8 bytes as read (a browser's pipe), so that a relay can pass it on undecoded; a
+   * large one read in many chunks comes as those chunks, in order, not joined (see
+   * CdpTransportMessage).
    */
-  onMessage(handler: (message: string | Buffer) => void): void;
+  onMessage(handler: (message: CdpTransportMessage) => void): void;
   /** Called once when the carrier is gone, for whatever reason. */
   onClose(handler: () => void): void;
   /** Closes the carrier. For a pipe this also ends the browser: the pipe is its lifeline. */
@@ -38,13 +40,44 @@ export interface CdpTransport {
   afterDrain?(handler: () => void): void;
 }
 
+/**
+ * A message as a carrier read it: its text, its UTF-8 bytes, or (a large message off a browser's
+ * pipe) its bytes as the chunks they were read in, one after the other. Joining 8 MiB of chunks
+ * means a fresh 8 MiB buffer per message, and fresh buffers are what make the garbage collector
+ * run; a relay passes the chunks on as they are. Use joinMessage() to have one buffer.
+ */
+export type CdpTransportMessage = string | Buffer | readonly Buffer[];
+
+/** The message as one piece: its text, or its bytes (chunks joined). */
+export function joinMessage(message: CdpTransportMessage): string | Buffer {
+  if (typeof message === "string" || Buffer.isBuffer(message)) return message;
+  return message.length === 1 ? message[0]! : Buffer.concat(message);
+}
+
+/** The first `length` bytes of a message given as bytes or chunks, as latin1 text (an ASCII head). */
+export function messageHead(message: Buffer | readonly Buffer[], length: number): string {
+  if (Buffer.isBuffer(message)) return message.toString("latin1", 0, length);
+  let head = "";
+  for (const piece of message) {
+    if (head.length >= length) break;
+    head += piece.toString("latin1", 0, length - head.length);
+  }
+  return head;
+}
+
+/**
+ * A message of this many bytes or more, read off a pipe in several chunks, is delivered as those
+ * chunks; a smaller one is joined (most messages are small, and one buffer is simpler to read).
+ */
+export const PIECES_FROM = 1024 * 1024;
+
 /** The backlog at which afterDrain() handlers run. */
 export const DRAINED_BACKLOG = 1024 * 1024;
 
 /** Messages and the close wait for their handlers, so nothing is lost between launch and connect. */
 abstract class BufferedTransport implements CdpTransport {
-  private messageHandler: ((message: string | Buffer) => void) | undefined;
-  private readonly early: (string | Buffer)[] = [];
+  private messageHandler: ((message: CdpTransportMessage) => void) | undefined;
+  private readonly early: CdpTransportMessage[] = [];
   private closeHandlers: (() => void)[] = [];
   private drainHandlers: (() => void)[] = [];
   private isClosed = false;
@@ -71,7 +104,7 @@ abstract class BufferedTransport implements CdpTransport {
     return this.isClosed;
   }
 
-  onMessage(handler: (message: string | Buffer) => void): void {
+  onMessage(handler: (message: CdpTransportMessage) => void): void {
     this.messageHandler = handler;
     for (const message of this.early.splice(0)) handler(message);
   }
@@ -81,7 +114,7 @@ abstract class BufferedTransport implements CdpTransport {
     else this.closeHandlers.push(handler);
   }
 
-  protected received(message: string | Buffer): void {
+  protected received(message: CdpTransportMessage): void {
     if (this.messageHandler) this.messageHandler(message);
     else this.early.push(message);
   }
@@ -171,8 +204,9 @@ const NUL = Buffer.from([0]);
 export class PipeTransport extends BufferedTransport {
   private readonly toBrowser: Writable;
   private readonly fromBrowser: Readable;
-  /** Bytes of a message whose NUL has not arrived yet. */
+  /** Bytes of a message whose NUL has not arrived yet, and how many. */
   private partial: Buffer[] = [];
+  private partialBytes = 0;
   private readonly probeId: number;
   private probeAnswer: { prefix: string; resolve(): void; reject(error: Error): void } | undefined;
 
@@ -206,9 +240,9 @@ export class PipeTransport extends BufferedTransport {
     });
   }
 
-  protected override received(message: Buffer): void {
+  protected override received(message: Buffer | readonly Buffer[]): void {
     const probe = this.probeAnswer;
-    if (probe && message.toString("latin1", 0, probe.prefix.length) === probe.prefix) {
+    if (probe && messageHead(message, probe.prefix.length) === probe.prefix) {
       probe.resolve();
       this.probeAnswer = undefined;
       return;
@@ -220,14 +254,24 @@ export class PipeTransport extends BufferedTransport {
     let start = 0;
     for (let end = chunk.indexOf(0, start); end !== -1; end = chunk.indexOf(0, start)) {
       const piece = chunk.subarray(start, end);
-      const whole = this.partial.length > 0 ? Buffer.concat([...this.partial, piece]) : piece;
+      const bytes = this.partialBytes + piece.length;
+      let whole: Buffer | Buffer[] = piece;
+      if (this.partial.length > 0) {
+        if (piece.length > 0) this.partial.push(piece);
+        whole = bytes >= PIECES_FROM ? this.partial : Buffer.concat(this.partial, bytes);
+      }
       this.partial = [];
+      this.partialBytes = 0;
       // The bytes, not their text: the connection decodes what it reads itself, and a relay passes
-      // its answers on as they are (an 8 MiB answer would otherwise be decoded and encoded again).
+      // its answers on as they are (an 8 MiB answer would otherwise be decoded and encoded again),
+      // a large one in the chunks it came in (see CdpTransportMessage).
       this.received(whole);
       start = end + 1;
     }
-    if (start < chunk.length) this.partial.push(chunk.subarray(start));
+    if (start < chunk.length) {
+      this.partial.push(chunk.subarray(start));
+      this.partialBytes += chunk.length - start;
+    }
   }
 
   send(text: string, done?: (error?: Error) => void): void {
