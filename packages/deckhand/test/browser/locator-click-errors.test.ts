@@ -153,8 +153,10 @@ describe("detached elements", () => {
         return measure.call(this);
       };
     });
-    // The timeout bounds a stall only: the retry that finds the element gone must come before it.
-    const error = await clickError(page, "#covered", 30_000);
+    // A locator looks its element up afresh, so the click waits out its timeout for the element to
+    // come back before it says it went: the timeout is that wait. It only has to be long enough for
+    // the first measurement (which removes the element) to come before it, on a loaded machine too.
+    const error = await clickError(page, "#covered", 3_000);
     expect(error).toMatchObject({ name: "ServiceClickError", selector: "#covered" });
     expect(error.message).toContain("detached");
     expect(error.message).toContain('covered by another element: <div id="overlay">');
