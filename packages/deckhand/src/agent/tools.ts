@@ -90,9 +90,9 @@ function messageOf(error: unknown): string {
 
 /**
  * Runs `work` under the tool call's deadline (toolTimeout, within the run's); records the step;
- * applies loop detection.
+ * applies loop detection. Exported for its test.
  */
-async function step<T extends Record<string, unknown>>(
+export async function step<T extends Record<string, unknown>>(
   ctx: ToolContext,
   type: string,
   args: Record<string, unknown>,
@@ -107,26 +107,36 @@ async function step<T extends Record<string, unknown>>(
     signal: ctx.deadline.signal,
     mask: (line) => ctx.host.redactor.mask(line),
   });
+  // A timeout of the tool tells what it was still waiting for.
+  const outOfTime = () => ({
+    success: false,
+    error: ctx.host.redactor.mask(
+      `The ${type} tool did not finish within ${ctx.toolTimeout} ms and was stopped.${callLogText(deadline.callLog.lines())}`,
+    ),
+  });
   let answer: Record<string, unknown>;
   let success: boolean;
   try {
-    const result = await deadline.run(work);
+    let ranOut = false;
+    const result = await deadline.run(async (own) => {
+      const done = await work(own);
+      // A step that retries until its limit (never past the tool's) can see the tool's time end
+      // before the tool's own timer has fired (a busy event loop runs timers late) and fail in its
+      // own words. The tool's time ran out either way, and the model hears that, whichever of the
+      // two noticed first.
+      ranOut = done.success === false && own.timeLeft() === 0 && !ctx.deadline.aborted;
+      return done;
+    });
     success = result.success !== false;
-    answer = result;
+    answer = ranOut ? { ...outOfTime(), performed: result.performed } : result;
   } catch (error) {
     // The run was cancelled: that is the caller's, not the model's, to hear about.
     if (ctx.deadline.aborted) throw ctx.deadline.signal.reason;
     success = false;
-    answer = {
-      success: false,
-      // A failure that explains itself carries the log already (deadline.explain); a timeout of
-      // the tool tells what it was still waiting for.
-      error: ctx.host.redactor.mask(
-        deadline.expired
-          ? `The ${type} tool did not finish within ${ctx.toolTimeout} ms and was stopped.${callLogText(deadline.callLog.lines())}`
-          : messageOf(error),
-      ),
-    };
+    // A failure that explains itself carries the log already (deadline.explain).
+    answer = deadline.expired
+      ? outOfTime()
+      : { success: false, error: ctx.host.redactor.mask(messageOf(error)) };
   }
   const action: AgentAction = {
     type,
