@@ -26,7 +26,7 @@ import { mcpTools } from "./mcp.ts";
 import { agentSystemPrompt, verifyInstruction } from "./prompts.ts";
 import { type AgentRunRecord, replayRun, storeRun } from "./replay.ts";
 import { LoopDetector } from "./stuck.ts";
-import { buildTools, type RunState } from "./tools.ts";
+import { buildTools, newRunState, type RunState } from "./tools.ts";
 import type {
   AgentAction,
   AgentConfig,
@@ -252,14 +252,7 @@ export async function runAgent(run: AgentRun): Promise<AgentResult | AgentStream
   }
 
   const model = await loadLanguageModel(resolved, (message) => host.log.info("agent", message));
-  const state: RunState = {
-    actions: [],
-    done: undefined,
-    stuck: undefined,
-    lastEffect: undefined,
-    screenshots: 0,
-    images: new Map(),
-  };
+  const state = newRunState();
   const loop = new LoopDetector();
   const builtIn = buildTools({
     host,

@@ -48,6 +48,18 @@ export interface RunState {
   images: Map<string, string>;
 }
 
+/** A run's state before its first step. */
+export function newRunState(): RunState {
+  return {
+    actions: [],
+    done: undefined,
+    stuck: undefined,
+    lastEffect: undefined,
+    screenshots: 0,
+    images: new Map(),
+  };
+}
+
 export interface ToolContext {
   host: AgentHost;
   page: Page;

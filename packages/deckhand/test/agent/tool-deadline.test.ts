@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from "vitest";
 import { LoopDetector } from "../../src/agent/stuck.ts";
-import { step, type ToolContext } from "../../src/agent/tools.ts";
+import { newRunState, step, type ToolContext } from "../../src/agent/tools.ts";
 import type { AgentHost } from "../../src/agent/types.ts";
 import type { Page } from "../../src/browser/page.ts";
 import { Deadline } from "../../src/deadline.ts";
@@ -25,14 +25,7 @@ function context(toolTimeout: number): ToolContext {
     deadline: Deadline.start("the agent run"),
     output: undefined,
     loop: new LoopDetector(),
-    state: {
-      actions: [],
-      done: undefined,
-      stuck: undefined,
-      lastEffect: undefined,
-      screenshots: 0,
-      images: new Map(),
-    },
+    state: newRunState(),
   };
 }
 
