@@ -36,11 +36,17 @@ function parentOf(pid: number): number | undefined {
 }
 
 /** The profile directories of this service's running Chromium processes. */
+/**
+ * The profile directories of the service's running browsers, one per browser: a browser process
+ * that is forking a helper shows, for the moment before the helper's exec, a second process with
+ * its own command line (a busy machine makes that moment long enough to be seen).
+ */
 function profileDirs(svc: LiveService): string[] {
-  return liveChromeProcesses(svc.marker).flatMap((chrome) => {
+  const dirs = liveChromeProcesses(svc.marker).flatMap((chrome) => {
     const dir = chrome.args.find((arg) => arg.startsWith("--user-data-dir="));
     return dir ? [dir.slice("--user-data-dir=".length)] : [];
   });
+  return [...new Set(dirs)];
 }
 
 /** One sample of the service's /metrics text, e.g. `deckhand_browsers{state="warm"}`. */
@@ -263,18 +269,26 @@ describe("--warm-browsers with --isolation session", () => {
 describe("shutdown and --warm-browsers 0", () => {
   it("closes warm browsers, started or still starting, and leaves no profile directory", async () => {
     const svc = await startLiveService({ browsers: { warmBrowsers: 2 } });
-    await svc.service.sessions.pool.whenWarm();
-    const dirs = profileDirs(svc);
-    expect(dirs).toHaveLength(2);
-    const pids = svc.service.sessions.pool.warmPids();
-    await svc.close(); // fails if a Chrome process of this service is left
+    let dirs: string[];
+    let pids: number[];
+    try {
+      await svc.service.sessions.pool.whenWarm();
+      dirs = profileDirs(svc);
+      expect(dirs).toHaveLength(2);
+      pids = svc.service.sessions.pool.warmPids();
+    } finally {
+      await svc.close(); // fails if a Chrome process of this service is left
+    }
     for (const pid of pids) expect(alive(pid)).toBe(false);
     for (const dir of dirs) expect(existsSync(dir)).toBe(false);
 
     // Closed while its warm browsers are still launching: they go too.
     const early = await startLiveService({ browsers: { warmBrowsers: 2 } });
-    expect(early.service.sessions.pool.stats().warming + early.service.sessions.pool.stats().warm).toBe(2);
-    await early.close();
+    try {
+      expect(early.service.sessions.pool.stats().warming + early.service.sessions.pool.stats().warm).toBe(2);
+    } finally {
+      await early.close();
+    }
     expect(liveChromeProcesses(early.marker)).toEqual([]);
   });
 
