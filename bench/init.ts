@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { liveChromeProcesses } from "@deckhand/testkit";
 import { Deckhand, type LogLine } from "deckhand";
 import {
@@ -116,6 +117,12 @@ async function oneOwnProfile(dir: string): Promise<{ initMs: number; closeMs: nu
 interface RawSample {
   /** spawn() until "DevTools listening" on stderr. */
   startMs: number;
+  /**
+   * spawn() until Chrome answered a first command, sent over its DevTools pipe at spawn: Chrome
+   * prints its endpoint before it creates its first window and tab, and answers commands only once
+   * that is done and its main loop runs. init() cannot be ready before this.
+   */
+  answerMs: number;
   /** SIGKILL of the process group until it exited, plus removing the profile. */
   stopMs: number;
 }
@@ -127,6 +134,7 @@ async function oneRawLaunch(): Promise<RawSample> {
   const args = [
     "--headless",
     "--remote-debugging-port=0",
+    "--remote-debugging-pipe",
     ...QUIET_ARGS,
     `--user-data-dir=${dir}`,
     ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
@@ -135,7 +143,7 @@ async function oneRawLaunch(): Promise<RawSample> {
   const started = performance.now();
   // TMPDIR under the profile: the SIGKILLed browser's singleton folder goes with the profile.
   const child = spawn(CHROMIUM, args, {
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
     detached: true,
     env: { ...process.env, TMPDIR: dir },
   });
@@ -147,7 +155,17 @@ async function oneRawLaunch(): Promise<RawSample> {
       child.kill("SIGKILL");
     }
   };
+  // The pipe's messages end with a NUL byte; the first answer is all that is read.
+  const answered = new Promise<number>((resolve) => {
+    const fromChrome = child.stdio[4] as Readable;
+    fromChrome.on("data", (chunk: Buffer) => {
+      if (chunk.includes(0)) resolve(performance.now() - started);
+    });
+    fromChrome.once("close", () => resolve(Number.NaN));
+  });
+  (child.stdio[3] as Writable).write(`${JSON.stringify({ id: 1, method: "Browser.getVersion" })}\0`);
   let startMs: number;
+  let answerMs: number;
   try {
     await new Promise<void>((resolve, reject) => {
       let text = "";
@@ -169,6 +187,7 @@ async function oneRawLaunch(): Promise<RawSample> {
       child.once("error", reject);
     });
     startMs = performance.now() - started;
+    answerMs = await answered;
   } catch (error) {
     kill();
     await exited;
@@ -179,7 +198,7 @@ async function oneRawLaunch(): Promise<RawSample> {
   kill();
   await exited;
   await rm(dir, { recursive: true, force: true });
-  return { startMs, stopMs: performance.now() - stopping };
+  return { startMs, answerMs, stopMs: performance.now() - stopping };
 }
 
 function row(label: string, s: Summary, note = ""): (string | number)[] {
@@ -264,6 +283,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
   const connect = pick("connectMs");
   const construct = pick("constructMs");
   const rawStart = summarize(raws.map((r) => r.startMs));
+  const rawAnswer = summarize(raws.map((r) => r.answerMs));
   const rawStop = summarize(raws.map((r) => r.stopMs));
   const everyInstance = [first, traced, ...samples, ...variant];
   const processesLeft = everyInstance.reduce((n, s) => n + s.processesAfter, 0);
@@ -309,6 +329,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
         `${ownCloseTarget.target}: ${ownCloseTarget.met ? "yes" : "NO"}; processes left: ${own.reduce((n, o) => n + o.left, 0)}`,
       ),
       row("raw Chromium: spawn -> DevTools endpoint", rawStart, "orientation"),
+      row("raw Chromium: spawn -> a first command answered (its pipe)", rawAnswer, "orientation"),
       row("raw Chromium: SIGKILL -> exited, rm profile", rawStop, "orientation"),
       [
         "init() / raw Chromium start (medians)",
@@ -317,6 +338,14 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
         "",
         "",
         `${ratioTarget.target}: ${ratioTarget.met ? "yes" : "NO"}`,
+      ],
+      [
+        "init() / raw Chromium's first answer (medians)",
+        `${(init.median / rawAnswer.median).toFixed(2)}x`,
+        "",
+        "",
+        "",
+        "orientation",
       ],
       row(`init() with ${NO_OMNIBOX_ARGS[0]}`, summarize(variant.map((s) => s.initMs)), "orientation"),
       row("  its connect step", summarize(variant.map((s) => s.connectMs)), "orientation"),
@@ -336,8 +365,10 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
         "taken as the page and init() opened another one.",
       `Headless Chromium opens two chrome://omnibox-popup WebUI targets at start (one more renderer); the row ` +
         `"init() with ${NO_OMNIBOX_ARGS[0]}" shows init() without them.`,
-      `Raw Chromium: ${CHROMIUM} --headless --remote-debugging-port=0 ${QUIET_ARGS.join(" ")} ` +
+      `Raw Chromium: ${CHROMIUM} --headless --remote-debugging-port=0 --remote-debugging-pipe ${QUIET_ARGS.join(" ")} ` +
         "--user-data-dir=<fresh> about:blank (Deckhand adds its default args and a /bin/sh watchdog).",
+      "Its first answer: Browser.getVersion written to the pipe at spawn. Chrome prints its endpoint before it " +
+        "creates its first window and tab, and answers only once its main loop runs, after that.",
     ],
   });
   out.tables.push({
@@ -401,7 +432,7 @@ async function run(ctx: SuiteContext): Promise<SuiteOutput> {
       ...traced,
       calls: calls.map((c) => ({ ...c, sent: c.sent - launchedAt, answered: c.answered - launchedAt })),
     },
-    summaries: { init, close, launch, connect, construct, rawStart, rawStop },
+    summaries: { init, close, launch, connect, construct, rawStart, rawAnswer, rawStop },
   };
   return out;
 }
