@@ -19,6 +19,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVICE_NODE_FLAGS } from "./service-node-flags.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -136,7 +137,10 @@ if (forTests && !hasNginx()) {
 // the relay below: a second SIGINT would turn the service's graceful stop into an abrupt one.
 if (handOver !== undefined) {
   const [file, ...args] = handOver;
-  const child = spawn(pinnedNode, ["--conditions=deckhand-source", file, ...args], {
+  // The service (npm start) runs with its memory settings; see service-node-flags.mjs.
+  const isService = file.replace(/\\/g, "/").endsWith("packages/server/src/cli.ts");
+  const nodeFlags = isService ? SERVICE_NODE_FLAGS : [];
+  const child = spawn(pinnedNode, ["--conditions=deckhand-source", ...nodeFlags, file, ...args], {
     cwd: process.cwd(),
     stdio: "inherit",
     detached: true,

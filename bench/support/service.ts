@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
+import { SERVICE_NODE_FLAGS } from "../../scripts/service-node-flags.mjs";
 import { BENCH_TMP_PREFIX, QUIET_ARGS, rememberDir } from "./browser.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -64,6 +65,8 @@ export async function startServiceProcess(options: ServiceProcessOptions = {}): 
     [
       "--conditions=deckhand-source",
       "--no-warnings",
+      // As npm start runs it (unless DECKHAND_BENCH_SERVICE_NODE_ARGS says otherwise: V8 takes the last).
+      ...SERVICE_NODE_FLAGS,
       // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": a profile of the service alone (NODE_OPTIONS
       // may not carry --cpu-prof, and would profile the bench as well).
       ...(process.env.DECKHAND_BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
