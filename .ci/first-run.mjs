@@ -120,6 +120,31 @@ if (existsSync("/proc/self/environ") && browsers.length === 0) {
   await cleanUpAndFail("a session started, but no Chromium of this run is running");
 }
 say(`session ${body.data.sessionId} runs in Chromium (${browsers.length} processes)`);
+// The service runs with its memory settings (scripts/service-node-flags.mjs; README "Operations: memory").
+const { SERVICE_NODE_FLAGS } = await import("../scripts/service-node-flags.mjs");
+const argsOf = (pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
+  } catch {
+    return [];
+  }
+};
+// The Node that runs the service itself (not npm's shell, nor setup.mjs handing over to it).
+const service = marked().find((pid) => {
+  const args = argsOf(pid);
+  return (
+    args.includes("packages/server/src/cli.ts") && !args.includes("scripts/setup.mjs") && !args.includes("-c")
+  );
+});
+if (existsSync("/proc/self/environ")) {
+  const args = service ? argsOf(service) : [];
+  const missing = SERVICE_NODE_FLAGS.filter((flag) => !args.includes(flag));
+  if (!service || missing.length > 0)
+    await cleanUpAndFail(
+      `the service does not run with ${missing.join(" ") || "its flags"} (${service ? commandOf(service) : "not found"})`,
+    );
+  say(`the service runs with ${SERVICE_NODE_FLAGS.join(" ")}`);
+}
 
 // Ctrl-C, as a person in a terminal stops it.
 process.kill(-child.pid, "SIGINT");
