@@ -23,7 +23,12 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export function deckhand(args: string[], env: NodeJS.ProcessEnv, timeout = 60_000): Promise<CliRun> {
+/**
+ * Runs one `deckhand` command. `timeout` kills it: a bound only a stall reaches. Each command is a
+ * Node process that starts (and most launch) a browser; with the CLI file's tests at once beside
+ * a busy machine (a busy-loop run of the suite: load average above 30) one took over 60 s.
+ */
+export function deckhand(args: string[], env: NodeJS.ProcessEnv, timeout = 150_000): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(process.execPath, [...NODE_ARGS, ...args], { env, timeout }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
