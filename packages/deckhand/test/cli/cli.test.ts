@@ -51,9 +51,9 @@ const env = () => cleanEnv({ DECKHAND_CLI_STATE: join(dir, "state.json") });
 
 // Each command is a Node process of its own that starts (and most launch) a browser: on a loaded
 // machine a test of four or five of them takes minutes (154 s in a busy-loop run of the suite), not
-// the 30 s of one operation. The tests
-// run at once (each mostly waits for its processes; each keeps its own state file), except the
-// three that script answers of the shared model, which run one after the other.
+// the 30 s of one operation. The tests run at once (each mostly waits for its processes; each keeps
+// its own state file), except the three that script answers of the shared model, which run one
+// after the other.
 describe("deckhand", { timeout: 300_000 }, () => {
   it.concurrent("lists every tool of the definitions as a command", async () => {
     const run = await deckhand(["help"], env());
