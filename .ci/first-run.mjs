@@ -34,13 +34,15 @@ function marked() {
   }
   return pids;
 }
-const commandOf = (pid) => {
+/** A process's arguments from /proc, or undefined once it is gone (or not ours to read). */
+const argsOf = (pid) => {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0").join(" ").trim().slice(0, 160);
+    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
   } catch {
-    return "(gone)";
+    return undefined;
   }
 };
+const commandOf = (pid) => argsOf(pid)?.join(" ").trim().slice(0, 160) ?? "(gone)";
 
 let output = "";
 let exited;
@@ -122,22 +124,15 @@ if (existsSync("/proc/self/environ") && browsers.length === 0) {
 say(`session ${body.data.sessionId} runs in Chromium (${browsers.length} processes)`);
 // The service runs with its memory settings (scripts/service-node-flags.mjs; README "Operations: memory").
 const { SERVICE_NODE_FLAGS } = await import("../scripts/service-node-flags.mjs");
-const argsOf = (pid) => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
-  } catch {
-    return [];
-  }
-};
 // The Node that runs the service itself (not npm's shell, nor setup.mjs handing over to it).
 const service = marked().find((pid) => {
-  const args = argsOf(pid);
+  const args = argsOf(pid) ?? [];
   return (
     args.includes("packages/server/src/cli.ts") && !args.includes("scripts/setup.mjs") && !args.includes("-c")
   );
 });
 if (existsSync("/proc/self/environ")) {
-  const args = service ? argsOf(service) : [];
+  const args = (service && argsOf(service)) || [];
   const missing = SERVICE_NODE_FLAGS.filter((flag) => !args.includes(flag));
   if (!service || missing.length > 0)
     await cleanUpAndFail(
