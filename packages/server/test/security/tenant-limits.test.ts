@@ -82,10 +82,10 @@ describe("a session's tab limit (--max-tabs-per-session)", () => {
       const session = await client.attach(opener);
       // Every tab the page opens, and those beyond the limit (the service's own handler, registered
       // first, has already started closing each of them when this one sees it).
-      const seen: { isClosed(): boolean }[] = [];
+      let seen = 0;
       const extras: { isClosed(): boolean }[] = [];
       const stopWatching = live.dh.context.onPage((tab) => {
-        seen.push(tab);
+        seen++;
         if (live.dh.context.pages().length > MAX_TABS) extras.push(tab);
       });
       // Twenty window.open calls in one script (Chromium lets the gesture open one window; the
@@ -117,35 +117,26 @@ describe("a session's tab limit (--max-tabs-per-session)", () => {
           }),
         );
       }
+      await eventually(() => seen >= fromScript + 5, 10_000, "every opened tab to be seen");
       // Waits for the browser itself, not for Deckhand's list alone: a tab still being set up is
-      // in Chromium's targets but not yet among the context's pages.
-      const pageTargets = async () =>
-        (await live.cdp.browser.connection.root.send("Target.getTargets")).targetInfos.filter(
-          (t) => t.type === "page" && t.browserContextId === live.cdp.contextId,
-        );
-      await eventually(() => seen.length >= fromScript + 5, 10_000, "every opened tab to be seen");
-      // The tabs left in Chromium are the ones Deckhand holds, no more than the limit: none is
-      // open there unseen.
-      const held = () =>
-        live.dh.context
-          .pages()
-          .map((p) => p.targetId)
-          .sort()
-          .join();
+      // in Chromium's targets but not yet among the context's pages. The tabs left in Chromium are
+      // the ones Deckhand holds, no more than the limit: none is open there unseen.
+      const held = () => ids(live.dh.context.pages());
       const inChromium = async () =>
-        (await pageTargets())
-          .map((t) => t.targetId)
-          .sort()
-          .join();
-      await eventually(
-        async () => (await pageTargets()).length <= MAX_TABS && (await inChromium()) === held(),
-        10_000,
-        "Chromium to have closed the extra tabs",
-      );
+        ids(
+          (await live.cdp.browser.connection.root.send("Target.getTargets")).targetInfos.filter(
+            (t) => t.type === "page" && t.browserContextId === live.cdp.contextId,
+          ),
+        );
+      const settled = async () => {
+        const tabs = await inChromium();
+        return tabs.length <= MAX_TABS && tabs.join() === held().join();
+      };
+      await eventually(settled, 10_000, "Chromium to have closed the extra tabs");
       stopWatching();
-      expect(seen).toHaveLength(fromScript + 5);
+      expect(seen).toBe(fromScript + 5);
       expect(live.dh.context.pages().length).toBeLessThanOrEqual(MAX_TABS);
-      expect(await inChromium()).toBe(held());
+      expect(await inChromium()).toEqual(held());
       // Tabs did open beyond the limit, and every one of them was closed again. How many were open
       // at one moment is no measure: tabs opened together can all attach before the first close
       // is answered, the more so on a busy machine.
@@ -157,6 +148,11 @@ describe("a session's tab limit (--max-tabs-per-session)", () => {
     await ok(await svc.op(id, "end"));
   });
 });
+
+/** The sorted target ids of some tabs (Deckhand pages or Chromium's target infos), to compare sets. */
+function ids(tabs: readonly { targetId: string }[]): string[] {
+  return tabs.map((tab) => tab.targetId).sort();
+}
 
 /** Opens the CDP proxy WebSocket by hand, to send a frame header that announces a huge message. */
 function rawUpgrade(sessionId: string): Promise<import("node:net").Socket> {
