@@ -139,6 +139,14 @@ if (existsSync("/proc/self/environ")) {
       `the service does not run with ${missing.join(" ") || "its flags"} (${service ? commandOf(service) : "not found"})`,
     );
   say(`the service runs with ${SERVICE_NODE_FLAGS.join(" ")}`);
+  // ... and with jemalloc as its allocator (setup.mjs installs Debian's libjemalloc2 for it when it
+  // can; as root with apt-get, as CI runs, it must have).
+  const maps = readFileSync(`/proc/${service}/maps`, "utf8");
+  if (!/libjemalloc\.so/.test(maps)) {
+    if (process.getuid?.() === 0 && existsSync("/usr/bin/apt-get"))
+      await cleanUpAndFail("the service does not run with jemalloc (not in its memory map)");
+    else say("the service runs on glibc's malloc (no jemalloc, and setup could not install one here)");
+  } else say("the service's allocator is jemalloc");
 }
 
 // Ctrl-C, as a person in a terminal stops it.

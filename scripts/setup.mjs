@@ -4,6 +4,8 @@
 // it says what to install). With --tests (npm test) it also installs Debian's `xvfb`, the virtual
 // display the tests of a windowed browser (headless: false) run on, and Debian's `nginx`, the plain
 // load balancer the cluster tests put in front of three nodes; without them those tests are skipped.
+// For the service (npm start, the benchmarks, the tests) it installs Debian's `libjemalloc2`, the
+// allocator the service runs with (scripts/service-node-flags.mjs).
 //
 //   node scripts/setup.mjs [--tests] [--quiet] [--run FILE [ARGS...]]
 //
@@ -19,7 +21,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SERVICE_NODE_FLAGS } from "./service-node-flags.mjs";
+import { findJemalloc, SERVICE_NODE_FLAGS, serviceEnvironment } from "./service-node-flags.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
@@ -132,18 +134,43 @@ if (forTests && !hasNginx()) {
   }
 }
 
-// 6. Hand over. The child gets a process group of its own, so a signal sent to ours (Ctrl-C in a
+// 6. For the service (npm start), the benchmarks' service and the tests (one starts the service as
+// npm start does): jemalloc, the allocator the service runs with where the machine has it (see service-node-flags.mjs: glibc's malloc keeps the memory of large
+// CDP messages). Without it the service runs on glibc's malloc, and says so.
+const runFile = handOver?.[0]?.replace(/\\/g, "/") ?? "";
+const isService = runFile.endsWith("packages/server/src/cli.ts");
+const isBench = runFile.endsWith("bench/run.ts");
+if (
+  (isService || isBench || forTests) &&
+  process.platform === "linux" &&
+  process.env.DECKHAND_MALLOC !== "system" &&
+  !findJemalloc()
+) {
+  if (canApt) {
+    say("installing Debian's libjemalloc2 package (the service's memory allocator)...");
+    aptInstall("libjemalloc2");
+  } else {
+    say(
+      "jemalloc not found: the service runs on glibc's malloc, whose memory grows under large CDP " +
+        'messages (Debian/Ubuntu: `sudo apt-get install libjemalloc2`; README "Operations: memory").',
+    );
+  }
+}
+
+// 7. Hand over. The child gets a process group of its own, so a signal sent to ours (Ctrl-C in a
 // terminal, `kill -- -PGID`, a supervisor stopping the group) reaches it exactly once, through
 // the relay below: a second SIGINT would turn the service's graceful stop into an abrupt one.
 if (handOver !== undefined) {
   const [file, ...args] = handOver;
   // The service (npm start) runs with its memory settings; see service-node-flags.mjs.
-  const isService = file.replace(/\\/g, "/").endsWith("packages/server/src/cli.ts");
   const nodeFlags = isService ? SERVICE_NODE_FLAGS : [];
+  const { env, allocator } = isService ? serviceEnvironment() : { env: process.env, allocator: undefined };
+  if (isService) say(`memory allocator: ${allocator ?? "glibc's malloc (no jemalloc found)"}`);
   const child = spawn(pinnedNode, ["--conditions=deckhand-source", ...nodeFlags, file, ...args], {
     cwd: process.cwd(),
     stdio: "inherit",
     detached: true,
+    env,
   });
   const relay = { SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGTERM" }; // a closed terminal stops it gracefully
   const onSignal = (signal) => child.kill(relay[signal]);

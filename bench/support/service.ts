@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { liveChromeProcesses, waitForNoChrome } from "@deckhand/testkit";
-import { SERVICE_NODE_FLAGS } from "../../scripts/service-node-flags.mjs";
+import { SERVICE_NODE_FLAGS, serviceEnvironment } from "../../scripts/service-node-flags.mjs";
 import { BENCH_TMP_PREFIX, QUIET_ARGS, rememberDir } from "./browser.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -78,7 +78,8 @@ export async function startServiceProcess(options: ServiceProcessOptions = {}): 
       ...(options.args ?? []),
     ],
     {
-      env: { ...process.env, DECKHAND_API_KEYS: apiKeys.join(","), DECKHAND_LOG_LEVEL: "error" },
+      // With jemalloc preloaded, as npm start runs it (DECKHAND_MALLOC=system: glibc's malloc).
+      env: { ...serviceEnvironment().env, DECKHAND_API_KEYS: apiKeys.join(","), DECKHAND_LOG_LEVEL: "error" },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
