@@ -135,8 +135,9 @@ if (forTests && !hasNginx()) {
 }
 
 // 6. For the service (npm start), the benchmarks' service and the tests (one starts the service as
-// npm start does): jemalloc, the allocator the service runs with where the machine has it (see service-node-flags.mjs: glibc's malloc keeps the memory of large
-// CDP messages). Without it the service runs on glibc's malloc, and says so.
+// npm start does): jemalloc, the allocator the service runs with where the machine has it (see
+// service-node-flags.mjs: glibc's malloc keeps the memory of large CDP messages). Without it the
+// service runs on glibc's malloc, and says so.
 const runFile = handOver?.[0]?.replace(/\\/g, "/") ?? "";
 const isService = runFile.endsWith("packages/server/src/cli.ts");
 const isBench = runFile.endsWith("bench/run.ts");
