@@ -1,7 +1,5 @@
 /** The Node flags the service runs with when this repository starts it (see service-node-flags.mjs). */
 export declare const SERVICE_NODE_FLAGS: readonly string[];
-/** Where jemalloc is looked for (Debian's libjemalloc2 and the usual others). */
-export declare const JEMALLOC_PATHS: readonly string[];
 /** The jemalloc library on this machine, or undefined (not Linux, not installed). */
 export declare function findJemalloc(): string | undefined;
 /**

@@ -24,7 +24,7 @@ export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=16"];
 //
 // Chromium is not affected by the preload: it defines malloc itself, and an executable's own
 // symbols come before a preloaded library's.
-export const JEMALLOC_PATHS = [
+const JEMALLOC_PATHS = [
   "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
   "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
   "/usr/lib64/libjemalloc.so.2",

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { processTree } from "@deckhand/testkit";
+import { processesMentioning, processTree } from "@deckhand/testkit";
 import { describe, expect, it } from "vitest";
 import { findJemalloc, serviceEnvironment } from "../../../scripts/service-node-flags.mjs";
 import { eventually, QUIET_ARGS } from "./live-helpers.ts";
@@ -98,7 +98,7 @@ describe("the service's allocator as npm start chooses it", () => {
         }
         // Nothing of it left: no Chromium with its marker, no profile or scratch directory (its
         // browser's last processes and profile go a moment after the service has exited).
-        await eventually(() => chromiumWith(marker).length === 0, 30_000, "its Chromium to exit");
+        await eventually(() => processesMentioning(marker).length === 0, 30_000, "its Chromium to exit");
         await eventually(
           () => readdirSync(tmp).filter((entry) => entry !== "data").length === 0,
           30_000,
@@ -123,17 +123,4 @@ function listening(child: ChildProcess, exited: Promise<number | null>): Promise
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
     void exited.then((code) => reject(new Error(`the service exited (${code}) before listening: ${output}`)));
   });
-}
-
-function chromiumWith(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
