@@ -4,6 +4,7 @@
 // exported script that replays it must leave the same beacons.
 
 import type { FixtureServer } from "./fixture-server.ts";
+import type { FixtureRequest } from "./fixture-site.ts";
 
 /** Sends `what=value` to the server before the event handler returns. */
 const BEACON = `<script>
@@ -128,8 +129,12 @@ export function serveExportPages(site: FixtureServer): () => void {
 
 /** The beacons the server received from index `from` on: ["name=Ada", ...]. */
 export function beaconsSince(site: FixtureServer, from: number): string[] {
-  return site.requests
-    .slice(from)
+  return beaconsOf(site.requests.slice(from));
+}
+
+/** The beacons among `requests`, in order: ["name=Ada", ...]. */
+export function beaconsOf(requests: readonly FixtureRequest[]): string[] {
+  return requests
     .filter((r) => r.path.startsWith("/beacon?"))
     .map((r) => {
       const q = new URLSearchParams(r.path.slice("/beacon?".length));

@@ -13,6 +13,8 @@ export interface FixtureRequest {
   /** Path and query as requested, e.g. "/slow?ms=100". */
   path: string;
   headers: IncomingHttpHeaders;
+  /** When it arrived (Date.now()): a test that runs pages elsewhere orders their requests by it. */
+  at: number;
 }
 
 /** A test's own handler for one path; it gets Node's request and response as they are. */
@@ -49,7 +51,7 @@ export class FixtureSite {
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
     const method = req.method ?? "GET";
     const host = req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`;
-    this.requests.push({ host, method, path: req.url ?? "/", headers: { ...req.headers } });
+    this.requests.push({ host, method, path: req.url ?? "/", headers: { ...req.headers }, at: Date.now() });
     this.#dispatch(req, res).catch((error: unknown) => {
       if (res.headersSent) {
         res.destroy();

@@ -13,7 +13,7 @@ export {
   labelledExplicit,
   runExplicitCase,
 } from "./explicit-run.ts";
-export { beaconsSince, EXPORT_PAGES, serveExportPages } from "./export-pages.ts";
+export { beaconsOf, beaconsSince, EXPORT_PAGES, serveExportPages } from "./export-pages.ts";
 export { type FixtureServer, startFixtureServer } from "./fixture-server.ts";
 export type { FixtureRequest, RouteHandler } from "./fixture-site.ts";
 export {
@@ -37,8 +37,11 @@ export { fixturesDir, pagesDir, tlsDir } from "./paths.ts";
 export {
   CHROMIUM_FOR_EXPORTS,
   type ExportedRun,
+  type ExportedSpecsRun,
   runDeckhandScript,
   runPlaywrightSpec,
+  runPlaywrightSpecs,
+  type SpecResult,
   typeCheck,
 } from "./run-exported.ts";
 export * from "./scripted-model/index.ts";

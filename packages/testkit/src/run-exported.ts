@@ -5,7 +5,7 @@
 // resolve as they would in a project that has the packages installed.
 
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -79,11 +79,16 @@ const PLAYWRIGHT_CONFIG = `export default {
 };
 `;
 
-/** Type-checks a TypeScript file against the installed packages' types; the compiler's output when it fails. */
-export function typeCheck(file: string, text: string): Promise<ExportedRun> {
-  return workspace(
-    { [file]: text, "tsconfig.json": TSCONFIG, "package.json": '{ "type": "module" }' },
-    (dir) => run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir, {}),
+/**
+ * Type-checks a TypeScript file against the installed packages' types; the compiler's output when
+ * it fails. `text` may instead be several files by name, checked in one run of the compiler.
+ */
+export function typeCheck(file: string, text: string): Promise<ExportedRun>;
+export function typeCheck(files: Record<string, string>): Promise<ExportedRun>;
+export function typeCheck(file: string | Record<string, string>, text?: string): Promise<ExportedRun> {
+  const files = typeof file === "string" ? { [file]: text ?? "" } : file;
+  return workspace({ ...files, "tsconfig.json": TSCONFIG, "package.json": '{ "type": "module" }' }, (dir) =>
+    run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "."], dir, {}),
   );
 }
 
@@ -108,6 +113,89 @@ export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}
         env,
       ),
   );
+}
+
+/** How one test of a spec file ended in a run of several, and when it ran (Date.now() clock). */
+export interface SpecResult {
+  /** Playwright's verdict: "passed", "failed", "timedOut", "skipped" or "interrupted". */
+  status: string;
+  /** When the test began, in the runner's worker (before its page existed). */
+  startedAt: number;
+  /** Its errors' messages, empty when it passed. */
+  errors: string[];
+}
+
+export interface ExportedSpecsRun extends ExportedRun {
+  /** Each spec file's test results, by the file's name as given; a file the runner never ran is absent. */
+  results: Map<string, SpecResult[]>;
+}
+
+/**
+ * Runs several Playwright specs with one runner: one worker, one browser, a new context per test,
+ * as a project's suite of recorded specs runs. Tests run one after the other, so whatever a test's
+ * pages sent a server arrived after its `startedAt` and, once it is over, before the next test's:
+ * the results' start times tell which test sent which request. `env` is the whole run's.
+ */
+export function runPlaywrightSpecs(
+  specs: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<ExportedSpecsRun> {
+  for (const name of Object.keys(specs))
+    if (!/^[\w.-]+\.spec\.ts$/.test(name))
+      throw new Error(`a spec's file name must end in .spec.ts: ${name}`);
+  return workspace(
+    { ...specs, "playwright.config.mjs": PLAYWRIGHT_CONFIG, "package.json": '{ "type": "module" }' },
+    async (dir) => {
+      const report = join(dir, "report.json");
+      const ran = await run(
+        NODE,
+        [
+          join(ROOT, "node_modules", "@playwright", "test", "cli.js"),
+          "test",
+          "--config",
+          "playwright.config.mjs",
+          "--reporter=line,json",
+        ],
+        dir,
+        { ...env, PLAYWRIGHT_JSON_OUTPUT_NAME: report },
+      );
+      const results = new Map<string, SpecResult[]>();
+      let parsed: JsonReport | undefined;
+      try {
+        parsed = JSON.parse(await readFile(report, "utf8")) as JsonReport;
+      } catch {
+        // No report (the runner did not get that far): the output says why.
+      }
+      const visit = (suite: JsonSuite): void => {
+        for (const spec of suite.specs ?? [])
+          for (const test of spec.tests ?? [])
+            for (const result of test.results ?? []) {
+              const list = results.get(spec.file) ?? [];
+              list.push({
+                status: result.status,
+                startedAt: Date.parse(result.startTime),
+                errors: (result.errors ?? []).map((e) => e.message ?? ""),
+              });
+              results.set(spec.file, list);
+            }
+        for (const child of suite.suites ?? []) visit(child);
+      };
+      for (const suite of parsed?.suites ?? []) visit(suite);
+      return { ...ran, results };
+    },
+  );
+}
+
+/** The parts of Playwright's JSON report read above. */
+interface JsonSuite {
+  suites?: JsonSuite[];
+  specs?: {
+    file: string;
+    tests?: { results?: { status: string; startTime: string; errors?: { message?: string }[] }[] }[];
+  }[];
+}
+interface JsonReport {
+  suites?: JsonSuite[];
 }
 
 /** Runs a Deckhand script (TypeScript, with the library's sources) with the pinned Node. */

@@ -4,7 +4,15 @@
 // @playwright/test's types. The page effects (server-side beacons: which element got which input)
 // must be those of the recorded run. A variable's value appears in no exported file.
 
-import { beaconsSince, match, runPlaywrightSpec, serveExportPages, typeCheck } from "@deckhand/testkit";
+import {
+  beaconsOf,
+  beaconsSince,
+  type FixtureRequest,
+  match,
+  runPlaywrightSpecs,
+  serveExportPages,
+  typeCheck,
+} from "@deckhand/testkit";
 import type { AgentResult, Deckhand, LogLine, Page } from "deckhand";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { actByRules, call, scriptAgent, verifyWith } from "../agent/helpers.ts";
@@ -20,11 +28,25 @@ const body = (text: string) => text.split("\n").slice(2).join("\n");
 
 /**
  * The specs the Playwright runner has replayed, by scenario and body, with the beacons of the
- * replay and its output. The two modes export the same script for the same run (the last test);
- * a spec the other mode already type-checked and replayed is not run again (a runner and a
- * browser start each), and this run's effects are compared with that replay's instead.
+ * replay. The two modes export the same script for the same run (the last test); a spec the other
+ * mode already type-checked and replayed is not run again, and this run's effects are compared
+ * with that replay's instead.
  */
-const replayed = new Map<string, { beacons: string[]; output: string }>();
+const replayed = new Map<string, { beacons: string[] }>();
+
+/** A recorded run's export, waiting for its mode's replay (the mode's last test). */
+interface Recorded {
+  name: string;
+  /** The scenario and the spec's body (origins as placeholders): what `replayed` is keyed by. */
+  key: string;
+  spec: string;
+  /** The beacons of the recorded run. */
+  recorded: string[];
+  /** What the runner needs in its environment (a variable's value). */
+  env: Record<string, string>;
+  /** The spec is expected to stop at a test.fixme (the beacons are not compared). */
+  fixme: boolean;
+}
 
 describe.each(MODES)("%s", (mode) => {
   let fx: OpsFixture;
@@ -59,11 +81,16 @@ describe.each(MODES)("%s", (mode) => {
     }
   }
 
+  /** This mode's exports, in the order recorded; the mode's last test replays them. */
+  const recordedRuns: Recorded[] = [];
+
   /**
-   * Records a run of `perform` in a session of its own, exports it, and checks the export: it type-
-   * checks, and the Playwright runner replays it with the same beacons. Resolves to the spec.
+   * Records a run of `perform` in a session of its own and exports it in both formats. The spec is
+   * type-checked and replayed by the mode's last test, all of the mode's specs in one run of the
+   * Playwright runner (a runner and a browser start each would cost more than the rest of the
+   * file), which must leave the beacons of the recorded run.
    */
-  async function recordAndReplay(
+  async function recordAndExport(
     name: string,
     perform: (dh: Deckhand) => Promise<void>,
     options: {
@@ -73,7 +100,7 @@ describe.each(MODES)("%s", (mode) => {
       assertExtracts?: boolean;
       logs?: LogLine[];
     } = {},
-  ): Promise<{ spec: string; recorded: string[]; script: string; output: string }> {
+  ): Promise<{ spec: string; recorded: string[]; script: string }> {
     const logs = options.logs;
     const dh = await anotherDeckhand(fx, logs ? { logger: (line) => logs.push(line), verbose: 2 } : {});
     let spec: string;
@@ -92,27 +119,19 @@ describe.each(MODES)("%s", (mode) => {
       text.split(fx.site.origin).join("ORIGIN").split(fx.site.crossOrigin).join("CROSS_ORIGIN");
     exported[mode]![name] = general(spec);
     exported[mode]![`${name} (deckhand)`] = general(script);
-    const key = `${name}\n${body(exported[mode]![name]!)}`;
-    let replay = replayed.get(key);
-    if (!replay) {
-      const checked = await typeCheck("recorded.spec.ts", spec);
-      expect(checked.status, `${checked.output}\n${spec}`).toBe(0);
-      const from = fx.site.requests.length;
-      const ran = await runPlaywrightSpec(spec, options.env);
-      expect(ran.status, `${ran.output}\n${spec}`).toBe(0);
-      expect(ran.output).toContain(options.fixme ? "1 skipped" : "1 passed");
-      replay = { beacons: beaconsSince(fx.site, from).sort(), output: ran.output };
-      replayed.set(key, replay);
-    }
-    // The same effects; a field's change event may come at another moment (Playwright's fill
-    // leaves the focus where it is), so they are compared as a set, and the submit beacons carry
-    // the whole form. A spec that stops at a test.fixme has none to compare.
-    if (!options.fixme) expect(replay.beacons, spec).toEqual([...recorded].sort());
-    return { spec, recorded, script, output: replay.output };
+    recordedRuns.push({
+      name,
+      key: `${name}\n${body(exported[mode]![name]!)}`,
+      spec,
+      recorded,
+      env: options.env ?? {},
+      fixme: options.fixme ?? false,
+    });
+    return { spec, recorded, script };
   }
 
   it("a form with a text field, a select, a checkbox and a radio button; an extract becomes an expect", async () => {
-    const { spec, recorded } = await recordAndReplay(
+    const { spec, recorded } = await recordAndExport(
       "form",
       async (dh) => {
         await dh.page.goto(fx.site.url("/x/form.html"));
@@ -140,7 +159,7 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("a custom dropdown: opened, then its option clicked", async () => {
-    const { spec, recorded } = await recordAndReplay("dropdown", async (dh) => {
+    const { spec, recorded } = await recordAndExport("dropdown", async (dh) => {
       await dh.page.goto(fx.site.url("/x/dropdown.html"));
       // As a model does it: selectOption opens the custom list, then the option is clicked.
       let asked = 0;
@@ -168,7 +187,7 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("an out-of-process iframe on a second site, reached through its frame", async () => {
-    const { spec, recorded } = await recordAndReplay("iframe", async (dh) => {
+    const { spec, recorded } = await recordAndExport("iframe", async (dh) => {
       await dh.page.goto(fx.site.url("/x/frame-outer.html"));
       // The payment frame really is another renderer process (a target of its own).
       expect(dh.page.frames().some((f) => f.isOutOfProcess)).toBe(true);
@@ -181,7 +200,7 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("an open shadow root, through Playwright's own piercing", async () => {
-    const { spec, recorded } = await recordAndReplay("shadow", async (dh) => {
+    const { spec, recorded } = await recordAndExport("shadow", async (dh) => {
       await dh.page.goto(fx.site.url("/x/shadow.html"));
       await actOn(dh, "run the shadow action", "button: Shadow action");
     });
@@ -190,7 +209,7 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("a link that opens a new tab, followed there", async () => {
-    const { spec, recorded } = await recordAndReplay("new tab", async (dh) => {
+    const { spec, recorded } = await recordAndExport("new tab", async (dh) => {
       await dh.page.goto(fx.site.url("/x/tabs.html"));
       const opened = new Promise<Page>((resolve) => {
         const off = dh.context.onPage((p) => {
@@ -210,7 +229,7 @@ describe.each(MODES)("%s", (mode) => {
 
   it("a login with a %password% variable: its value is in no export, log or runner output", async () => {
     const logs: LogLine[] = [];
-    const { spec, script, recorded, output } = await recordAndReplay(
+    const { spec, script, recorded } = await recordAndExport(
       "login",
       async (dh) => {
         await dh.page.goto(fx.site.url("/x/login.html"));
@@ -226,12 +245,13 @@ describe.each(MODES)("%s", (mode) => {
     expect(recorded).toEqual([`login=ada:${PASSWORD}`]);
     expect(spec).toContain('variable("PASSWORD")');
     expect(script).toContain('"%password%"');
-    for (const text of [spec, script, output, JSON.stringify(logs)]) expect(text).not.toContain(PASSWORD);
+    // (Nor in the runner's output: the replay checks every variable's value.)
+    for (const text of [spec, script, JSON.stringify(logs)]) expect(text).not.toContain(PASSWORD);
     expect(logs.length).toBeGreaterThan(0);
   });
 
   it("200 identical buttons: the one only its position tells apart is a test.fixme, never a locator", async () => {
-    const { spec } = await recordAndReplay(
+    const { spec } = await recordAndExport(
       "buttons",
       async (dh) => {
         await dh.page.goto(fx.site.url("/x/buttons.html"));
@@ -283,7 +303,7 @@ describe.each(MODES)("%s", (mode) => {
   }
 
   it("an agent run: its act, keys and wait steps", async () => {
-    const { spec, recorded } = await recordAndReplay("agent", (dh) => orderForGrace(dh));
+    const { spec, recorded } = await recordAndExport("agent", (dh) => orderForGrace(dh));
     expect(recorded.sort()).toEqual(["name=Grace Hopper", "submit=Grace Hopper||false|"]);
     expect(spec).toMatch(
       /getByRole\("textbox", \{ name: "Full name", exact: true \}\)\s*\.fill\("Grace Hopper"\)/,
@@ -297,7 +317,7 @@ describe.each(MODES)("%s", (mode) => {
     // so there the run is the plain one: the check across modes below then compares the LOCAL
     // streamed run's export with the service's.
     const streamed = mode === "LOCAL";
-    const { spec, recorded } = await recordAndReplay("agent (stream)", (dh) => orderForGrace(dh, streamed));
+    const { spec, recorded } = await recordAndExport("agent (stream)", (dh) => orderForGrace(dh, streamed));
     expect(recorded.sort()).toEqual(["name=Grace Hopper", "submit=Grace Hopper||false|"]);
     expect(spec).toContain('await page.keyboard.press("Tab");');
     // Both formats, the header (where and when it was recorded) aside.
@@ -339,7 +359,7 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("a closed shadow root: a test.fixme with the reason", async () => {
-    const { spec } = await recordAndReplay(
+    const { spec } = await recordAndExport(
       "closed shadow",
       async (dh) => {
         await dh.page.goto(fx.site.url("/x/closed.html"));
@@ -350,6 +370,57 @@ describe.each(MODES)("%s", (mode) => {
     expect(spec).toContain("inside a closed shadow root");
     expect(spec).not.toContain(".click()");
   });
+
+  // Last, as a project would run its recorded specs: one runner, one browser, one context per test.
+  it("every exported spec type-checks, and the Playwright runner replays each with the recorded run's effects", async () => {
+    expect(recordedRuns.length).toBeGreaterThan(0);
+    const toRun = recordedRuns.filter((run) => !replayed.has(run.key));
+    const file = (run: Recorded) =>
+      `${recordedRuns.indexOf(run)}-${run.name.replace(/[^a-z0-9]+/gi, "-")}.spec.ts`;
+    const env: Record<string, string> = {};
+    for (const run of recordedRuns)
+      for (const [name, value] of Object.entries(run.env)) {
+        expect(env[name] ?? value, `two specs need different values of ${name}`).toBe(value);
+        env[name] = value;
+      }
+    if (toRun.length > 0) {
+      const specs = Object.fromEntries(toRun.map((run) => [file(run), run.spec]));
+      const checked = await typeCheck(specs);
+      expect(checked.status, checked.output).toBe(0);
+      const from = fx.site.requests.length;
+      const ran = await runPlaywrightSpecs(specs, env);
+      const requests = fx.site.requests.slice(from);
+      // A variable's value reaches no part of the runner's output.
+      for (const value of Object.values(env)) expect(ran.output).not.toContain(value);
+      // Each spec's one test ended as it should: a spec that stops at a test.fixme is skipped.
+      const started: { run: Recorded; at: number }[] = [];
+      for (const run of toRun) {
+        const results = ran.results.get(file(run)) ?? [];
+        expect(results, `${run.name}: ${ran.output}`).toHaveLength(1);
+        const [result] = results;
+        expect(result!.status, `${run.name}: ${result!.errors.join("\n")}\n${run.spec}`).toBe(
+          run.fixme ? "skipped" : "passed",
+        );
+        started.push({ run, at: result!.startedAt });
+      }
+      expect(ran.status, ran.output).toBe(0);
+      // The tests ran one after the other: each request came from the last test started before it.
+      started.sort((a, b) => a.at - b.at);
+      const beacons = new Map<Recorded, FixtureRequest[]>(toRun.map((run) => [run, []]));
+      for (const request of requests) {
+        const by = started.findLast((test) => test.at <= request.at);
+        expect(by, `a request before the first test began: ${request.path}`).toBeDefined();
+        beacons.get(by!.run)!.push(request);
+      }
+      for (const run of toRun) replayed.set(run.key, { beacons: beaconsOf(beacons.get(run)!).sort() });
+    }
+    // The same effects as the recorded run; a field's change event may come at another moment
+    // (Playwright's fill leaves the focus where it is), so they are compared as a set, and the
+    // submit beacons carry the whole form. A spec that stops at a test.fixme has none to compare.
+    for (const run of recordedRuns)
+      if (!run.fixme)
+        expect(replayed.get(run.key)!.beacons, `${run.name}\n${run.spec}`).toEqual([...run.recorded].sort());
+  }, 600_000);
 });
 
 describe("REMOTE and LOCAL", () => {
