@@ -34,8 +34,16 @@ describe.each(MODES)("%s", (mode) => {
   let fx: OpsFixture;
   /** LOCAL: the cache directory. */
   let cacheDir: string;
-  /** REMOTE: the key of the project whose cache this test uses (a new one per test: an empty cache). */
+  /**
+   * REMOTE: the key of the project whose cache the tests use, one for the file: a project of its
+   * own per test would launch a browser per test. The cache keys entries by URL, so each test opens
+   * its pages at URLs of its own (`unique`) and finds nothing stored for them.
+   */
   let projectKey: string;
+  /** The running test's number, in its pages' URLs. */
+  let testNo = 0;
+  /** `path` (of the fixture site) at a URL no other test opens. */
+  const unique = (path: string) => `${path}${path.includes("?") ? "&" : "?"}test=${testNo}`;
   /** The instance under test, with the cache on, and nothing cached when the test starts. */
   let dh: Deckhand;
   const warnings: LogLine[] = [];
@@ -56,15 +64,16 @@ describe.each(MODES)("%s", (mode) => {
   beforeAll(async () => {
     fx = await opsFixture(mode);
     if (mode === "LOCAL") cacheDir = await mkdtemp(join(tmpdir(), "deckhand-cache-"));
+    else projectKey = await fx.service!.createKey();
   });
   afterAll(async () => {
     await fx?.close();
     if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
   });
   beforeEach(async () => {
-    // Entries live on disk only, so emptying the directory is enough; a project of its own has none.
+    // Entries live on disk only, so emptying the directory is enough; the project's are for others' URLs.
+    testNo++;
     if (mode === "LOCAL") for (const file of await readdir(cacheDir)) await rm(join(cacheDir, file));
-    else projectKey = await fx.service!.createKey();
     warnings.length = 0;
     dh = await cachingDeckhand();
   });
@@ -102,7 +111,7 @@ describe.each(MODES)("%s", (mode) => {
     onAct(fx.model, (request) => step({ elementId: idOf(request, "button: Increment"), method: "click" }));
 
   it("stores a successful act and replays an identical one without the model", async () => {
-    const page = await open(fx, "index.html", dh);
+    const page = await open(fx, unique("index.html"), dh);
     clickIncrement();
     const calls = fx.model.callCount;
     const first = await dh.act("click increment");
@@ -121,19 +130,19 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("keys entries by instruction and URL", async () => {
-    await open(fx, "index.html", dh);
+    await open(fx, unique("index.html"), dh);
     clickIncrement();
     await dh.act("click increment");
     const calls = fx.model.callCount;
     await dh.act("press the increment button");
-    await open(fx, "index.html?second", dh);
+    await open(fx, unique("index.html?second"), dh);
     await dh.act("click increment");
     expect(fx.model.callCount).toBe(calls + 2);
     if (mode === "LOCAL") expect(await entries()).toHaveLength(3);
   });
 
   it("keys entries by variable names, not values: another value replays the entry", async () => {
-    const page = await open(fx, "form.html", dh);
+    const page = await open(fx, unique("form.html"), dh);
     onAct(fx.model, (request) =>
       step({ elementId: idOf(request, "textbox: Username"), method: "fill", arguments: ["%user%"] }),
     );
@@ -155,7 +164,7 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it("does not store an act that failed", async () => {
-    await open(fx, "index.html", dh);
+    await open(fx, unique("index.html"), dh);
     onAct(fx.model, () => step({ elementId: -1, method: "click", description: "no such thing" }));
     expect((await dh.act("click the checkout button")).success).toBe(false);
     if (mode === "LOCAL") expect(await entries()).toHaveLength(0);
@@ -236,7 +245,7 @@ describe.each(MODES)("%s", (mode) => {
   it("keeps entries across instances: a new Deckhand on the same cache replays without the model", async () => {
     const first = await cachingDeckhand();
     try {
-      await open(fx, "index.html", first);
+      await open(fx, unique("index.html"), first);
       clickIncrement();
       await first.act("click increment");
     } finally {
@@ -245,7 +254,7 @@ describe.each(MODES)("%s", (mode) => {
 
     const second = await cachingDeckhand();
     try {
-      const page = await open(fx, "index.html", second);
+      const page = await open(fx, unique("index.html"), second);
       const calls = fx.model.callCount;
       const replayed = await second.act("click increment");
       expect(replayed.success).toBe(true);
@@ -258,12 +267,12 @@ describe.each(MODES)("%s", (mode) => {
   });
 
   it.runIf(mode === "REMOTE")("never serves one project's entries to another", async () => {
-    await open(fx, "index.html", dh);
+    await open(fx, unique("index.html"), dh);
     clickIncrement();
     await dh.act("click increment");
     const stranger = await anotherDeckhand(fx, { apiKey: fx.service!.otherApiKey, serverCache: true });
     try {
-      const page = await open(fx, "index.html", stranger);
+      const page = await open(fx, unique("index.html"), stranger);
       const calls = fx.model.callCount;
       const result = await stranger.act("click increment");
       expect(result.cacheStatus).toBe("MISS");

@@ -23,11 +23,23 @@ function idIn(request: ScriptedRequest, line: string): number {
   return Number(found[1]);
 }
 
-/** A session of a project of its own (nothing cached yet), with the server cache on by default. */
+/**
+ * A session of the file's own project, with the server cache on by default, on a page no test
+ * asked about before: the cache keys entries by URL, so a query of its own gives each test an
+ * empty cache, with the project's browser kept from test to test (a project of its own per test
+ * would launch one each time).
+ */
 let dh: Deckhand;
+let projectKey: string;
+let pages = 0;
+/** The counter page at a URL of its own. */
+const freshPage = () => fx.site.url(`index.html?test=${++pages}`);
+beforeAll(async () => {
+  projectKey = await fx.service.createKey();
+});
 beforeEach(async () => {
-  dh = await fx.started({ apiKey: await fx.service.createKey() });
-  await dh.page.goto(fx.site.url("index.html"));
+  dh = await fx.started({ apiKey: projectKey });
+  await dh.page.goto(freshPage());
   fx.model.on(match.schemaName("act"), (request) => ({
     elementId: idIn(request, "button: Increment"),
     method: "click",
@@ -95,9 +107,9 @@ describe("serverCache: false", () => {
   });
 
   it("on the instance, asks the model every time, unless a call turns the cache on", async () => {
-    const uncached = await fx.started({ apiKey: await fx.service.createKey(), serverCache: false });
+    const uncached = await fx.started({ apiKey: projectKey, serverCache: false });
     try {
-      await uncached.page.goto(fx.site.url("index.html"));
+      await uncached.page.goto(freshPage());
       const calls = fx.model.callCount;
       expect(await uncached.extract("the count", countSchema)).toEqual({ count: 0 });
       expect(await uncached.extract("the count", countSchema)).toEqual({ count: 0 });
