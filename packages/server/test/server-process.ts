@@ -53,13 +53,36 @@ export async function startServerProcess(
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
+  const started = untilListening(child);
+  const { exited } = started;
+  const url = await started.url;
+  return {
+    child,
+    url,
+    tmp,
+    leftovers: () => readdirSync(tmp),
+    removeTmp: () => rmSync(tmp, { recursive: true, force: true }),
+    output: started.output,
+    exited,
+  };
+}
+
+/**
+ * Collects a service process's output and waits for its "listening on" line: the address, or a
+ * rejection with the output when it exits first or has not listened after two minutes (a bound
+ * for a process that never starts, not a measure of start-up: loading the TypeScript source took
+ * 21 s for one process on this machine at a load of 60; then it is killed).
+ */
+export function untilListening(child: ChildProcess): {
+  url: Promise<string>;
+  output(): string;
+  exited: Promise<number | null>;
+} {
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    // A bound for a process that never starts, not a measure of start-up: loading the TypeScript
-    // source took 21 s for one process on this machine at a load of 60.
+  const url = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`deckhand-server did not start listening: ${output}`));
@@ -77,13 +100,5 @@ export async function startServerProcess(
       reject(new Error(`deckhand-server exited (${code}) before listening: ${output}`));
     });
   });
-  return {
-    child,
-    url,
-    tmp,
-    leftovers: () => readdirSync(tmp),
-    removeTmp: () => rmSync(tmp, { recursive: true, force: true }),
-    output: () => output,
-    exited,
-  };
+  return { url, output: () => output, exited };
 }
