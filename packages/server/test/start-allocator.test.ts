@@ -1,18 +1,24 @@
 // `npm start` runs the service on jemalloc (scripts/service-node-flags.mjs: glibc's malloc keeps
 // the memory of large CDP messages; README "Operations: memory"). Started for real as npm start
 // starts it (scripts/setup.mjs handing over to the service on the pinned Node), the service's own
-// memory map is read: jemalloc is loaded, or with DECKHAND_MALLOC=system it is not; either way the
-// service answers, runs a session in Chromium, and stops on Ctrl-C leaving nothing behind.
+// memory map is read: jemalloc is loaded, or with DECKHAND_MALLOC=system it is not; either way
+// node runs it with the V8 settings of service-node-flags.mjs, and the service answers, runs a
+// session in Chromium, and stops on Ctrl-C leaving nothing behind.
 
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { processesMentioning, processTree } from "@deckhand/testkit";
 import { describe, expect, it } from "vitest";
-import { findJemalloc, serviceEnvironment } from "../../../scripts/service-node-flags.mjs";
+import {
+  findJemalloc,
+  SERVICE_NODE_FLAGS,
+  serviceEnvironment,
+} from "../../../scripts/service-node-flags.mjs";
 import { eventually, QUIET_ARGS } from "./live-helpers.ts";
+import { untilListening } from "./server-process.ts";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const KEY = "dh_allocator_test_0123456789abcdef";
@@ -69,14 +75,19 @@ describe("the service's allocator as npm start chooses it", () => {
           ],
           { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"], detached: true },
         );
-        const exited = new Promise<number | null>((resolve) => setup.once("exit", (code) => resolve(code)));
+        const { url: listening, exited } = untilListening(setup);
         try {
-          const url = await listening(setup, exited);
+          const url = await listening;
           const service = processTree(setup.pid!).find((pid) => {
             const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
             return args.includes("packages/server/src/cli.ts") && !args.includes("scripts/setup.mjs");
           });
           expect(service, "the service's process under setup.mjs").toBeDefined();
+          // With the V8 settings of service-node-flags.mjs on node's own command line.
+          const args = readFileSync(`/proc/${service}/cmdline`, "utf8").split("\0");
+          expect(args.slice(0, args.indexOf("packages/server/src/cli.ts"))).toEqual(
+            expect.arrayContaining([...SERVICE_NODE_FLAGS]),
+          );
           const maps = readFileSync(`/proc/${service}/maps`, "utf8");
           if (system) expect(maps).not.toMatch(/libjemalloc\.so/);
           else expect(maps).toContain(jemalloc!);
@@ -110,17 +121,3 @@ describe("the service's allocator as npm start chooses it", () => {
     );
   }
 });
-
-function listening(child: ChildProcess, exited: Promise<number | null>): Promise<string> {
-  let output = "";
-  return new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
-    void exited.then((code) => reject(new Error(`the service exited (${code}) before listening: ${output}`)));
-  });
-}
