@@ -81,7 +81,7 @@ const PLAYWRIGHT_CONFIG = `export default {
 
 /**
  * Type-checks a TypeScript file against the installed packages' types; the compiler's output when
- * it fails. `text` may instead be several files by name, checked in one run of the compiler.
+ * it fails. Given several files by name instead, checks them in one run of the compiler.
  */
 export function typeCheck(file: string, text: string): Promise<ExportedRun>;
 export function typeCheck(files: Record<string, string>): Promise<ExportedRun>;
