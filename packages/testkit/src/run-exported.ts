@@ -92,27 +92,9 @@ export function typeCheck(file: string | Record<string, string>, text?: string):
   );
 }
 
-/** Runs a Playwright spec with the real test runner. */
+/** Runs a Playwright spec with the real test runner (the one-file case of runPlaywrightSpecs). */
 export function runPlaywrightSpec(spec: string, env: Record<string, string> = {}): Promise<ExportedRun> {
-  return workspace(
-    {
-      "recorded.spec.ts": spec,
-      "playwright.config.mjs": PLAYWRIGHT_CONFIG,
-      "package.json": '{ "type": "module" }',
-    },
-    (dir) =>
-      run(
-        NODE,
-        [
-          join(ROOT, "node_modules", "@playwright", "test", "cli.js"),
-          "test",
-          "--config",
-          "playwright.config.mjs",
-        ],
-        dir,
-        env,
-      ),
-  );
+  return runPlaywrightSpecs({ "recorded.spec.ts": spec }, env);
 }
 
 /** How one test of a spec file ended in a run of several, and when it ran (Date.now() clock). */
