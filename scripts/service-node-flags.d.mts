@@ -4,7 +4,8 @@ export declare const SERVICE_NODE_FLAGS: readonly string[];
 export declare function findJemalloc(): string | undefined;
 /**
  * The environment to start the service in: `env` with jemalloc preloaded when the machine has it,
- * unless DECKHAND_MALLOC=system; `allocator` says which one the service gets.
+ * unless DECKHAND_MALLOC=system, or LD_PRELOAD already names a jemalloc; `allocator` says which
+ * one the service gets.
  */
 export declare function serviceEnvironment(env?: NodeJS.ProcessEnv): {
   env: NodeJS.ProcessEnv;

@@ -16,8 +16,9 @@
 // 178 MB of garbage before the next full collection (heap total up to 204 MB), and the process
 // kept the memory of each such peak: its RSS rose by 38 % in a quiet 15-minute soak. A fixed factor
 // of 1.5 collects sooner (each full collection is mostly concurrent, of a heap that small): the heap
-// total stayed at 100-117 MB, the RSS rose 9 %, the operations as many and as fast. It cannot be
-// given in NODE_OPTIONS (Node allows only a few V8 flags there): pass it on node's command line.
+// total stayed within 100-118 MB, the RSS rose 7-9 % (two soaks), the operations as many and as
+// fast. It cannot be given in NODE_OPTIONS (Node allows only a few V8 flags there): pass it on
+// node's command line.
 import { existsSync } from "node:fs";
 
 export const SERVICE_NODE_FLAGS = ["--max-semi-space-size=16", "--heap-growing-percent=50"];
